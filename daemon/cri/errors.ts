@@ -1,0 +1,112 @@
+import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+
+export type CriErrorKind =
+  | 'not-found'
+  | 'unauthorized'
+  | 'registry-unreachable'
+  | 'deadline'
+  | 'cancelled'
+  | 'unavailable'
+  | 'unimplemented'
+  | 'other';
+
+/** A failed CRI call: what kind of failure, the call, and the runtime's own words. */
+export class CriError extends Error {
+  constructor(
+    readonly kind: CriErrorKind,
+    readonly method: string,
+    readonly grpcCode: number | undefined,
+    readonly details: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${method}: ${kind}: ${details}`, options);
+    this.name = 'CriError';
+  }
+
+  /** Worth another attempt: the runtime or the registry may answer differently later. */
+  get retryable(): boolean {
+    return this.kind === 'registry-unreachable' || this.kind === 'deadline' || this.kind === 'unavailable' || this.kind === 'other';
+  }
+}
+
+// containerd reports registry auth and network failures as UNKNOWN, so the text decides.
+// Order matters: an auth failure's text often also says "failed to resolve ... not found"-like
+// things, and a 404 text may include the registry address.
+const unauthorized = [
+  /\b401\b/,
+  /\b403\b/,
+  /unauthori[sz]ed/i,
+  /authentication required/i,
+  /no basic auth credentials/i,
+  /pull access denied/i,
+  /denied: /i,
+  /insufficient_scope/i,
+  /access to the requested resource is not authorized/i,
+];
+const notFound = [
+  /\bnot found\b/i,
+  /manifest unknown/i,
+  /name unknown/i,
+  /MANIFEST_UNKNOWN|NAME_UNKNOWN/,
+  /\b404\b/,
+  /repository .* does not exist/i,
+  /no match for platform in manifest/i,
+];
+const unreachable = [
+  /connection refused/i,
+  /no such host/i,
+  /dial tcp/i,
+  /i\/o timeout/i,
+  /network is unreachable/i,
+  /no route to host/i,
+  /connection reset by peer/i,
+  /TLS handshake timeout/i,
+  /server misbehaving/i,
+  /x509: /i,
+  /http: server gave HTTP response to HTTPS client/i,
+  /\b50[234]\b.*(Bad Gateway|Service Unavailable|Gateway Timeout)/i,
+  /unexpected EOF/i,
+];
+
+export function classifyMessage(details: string): CriErrorKind | undefined {
+  if (unauthorized.some((r) => r.test(details))) return 'unauthorized';
+  if (notFound.some((r) => r.test(details))) return 'not-found';
+  if (unreachable.some((r) => r.test(details))) return 'registry-unreachable';
+  if (/context deadline exceeded/i.test(details)) return 'deadline';
+  if (/context canceled/i.test(details)) return 'cancelled';
+  return undefined;
+}
+
+export function classify(code: number | undefined, details: string): CriErrorKind {
+  switch (code) {
+    case GrpcStatus.NOT_FOUND:
+      return 'not-found';
+    case GrpcStatus.UNAUTHENTICATED:
+    case GrpcStatus.PERMISSION_DENIED:
+      return 'unauthorized';
+    case GrpcStatus.DEADLINE_EXCEEDED:
+      return 'deadline';
+    case GrpcStatus.CANCELLED:
+      return 'cancelled';
+    case GrpcStatus.UNAVAILABLE:
+      return 'unavailable';
+    case GrpcStatus.UNIMPLEMENTED:
+      return 'unimplemented';
+    default:
+      return classifyMessage(details) ?? 'other';
+  }
+}
+
+function isServiceError(err: unknown): err is ServiceError {
+  return err instanceof Error && typeof (err as Partial<ServiceError>).code === 'number';
+}
+
+export function toCriError(method: string, err: unknown): CriError {
+  if (err instanceof CriError) return err;
+  if (isServiceError(err)) {
+    const details = err.details || err.message;
+    return new CriError(classify(err.code, details), method, err.code, details, { cause: err });
+  }
+  const msg = err instanceof Error ? err.message : String(err);
+  return new CriError(classifyMessage(msg) ?? 'other', method, undefined, msg, { cause: err });
+}

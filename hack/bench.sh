@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# npm run bench: runs every benchmark on real components and writes BENCHMARKS.md.
+# Benchmarks measure; they never pass or fail. BENCH_RUNS sets the repetitions (default 5).
+source "$(dirname "$0")/lib/common.sh"
+require_root "$@"
+cd "$(dirname "$0")/.."
+export KRUISE_TS_ENV=bench KRUISE_TS_PORT_OFFSET=${KRUISE_TS_PORT_OFFSET:-2000}
+bash hack/install-deps.sh
+[ -d node_modules ] || npm ci --no-audit --no-fund
+npm run --silent build
+trap 'bash hack/env-down.sh' EXIT
+bash hack/env-up.sh
+envjson=/tmp/kruise-ts-bench/env.json
+out=$(mktemp)
+{
+  echo "# kruise-ts benchmarks"
+  echo
+  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "- machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r), node $(node --version)"
+  echo "- runs per figure: ${BENCH_RUNS:-5}; figures are median (min–max)"
+  echo
+  node dist/hack/bench/cri-pull.js "$envjson"
+} | tee "$out"
+mv "$out" BENCHMARKS.md
+log "wrote BENCHMARKS.md"

@@ -1,0 +1,24 @@
+// Small helpers for benchmark tables: several runs, median and spread.
+export interface Summary {
+  median: number;
+  min: number;
+  max: number;
+  runs: number;
+}
+
+export function summarize(xs: number[]): Summary {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  const median = s.length % 2 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+  return { median, min: s[0] ?? 0, max: s[s.length - 1] ?? 0, runs: s.length };
+}
+
+export function fmt(s: Summary, unit = 'ms'): string {
+  return `${s.median.toFixed(0)} ${unit} (${s.min.toFixed(0)}–${s.max.toFixed(0)}, n=${s.runs})`;
+}
+
+export async function timeIt(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Builds the test images as OCI layouts with no network (busybox-static plus generated layers) and
+# pushes them to the environment's registries. Layouts are cached in $CACHE_DIR/images and registry
+# storage persists, so later runs only check what is already there.
+#
+# Images (open registry unless noted):
+#   busybox:1.0, busybox:latest   same digest (two tags of one manifest)
+#   busybox:1.1                   one more layer: another digest
+#   pause:1.0                     busybox layer, entrypoint sleep infinity (containerd's sandbox image)
+#   big:1.0                       plus a 50 MiB random layer
+#   many-001 .. many-100 :1.0     each with its own 1 MiB random layer (distinct image IDs)
+#   REG_AUTH/private/busybox:1.0  on the htpasswd registry, with its own layer
+source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/lib/env.sh"
+
+IMG_CACHE=$CACHE_DIR/images
+MANY=${KRUISE_TS_MANY_IMAGES:-100}
+mkdir -p "$IMG_CACHE/layers"
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+size() { stat -c %s "$1"; }
+
+# layer NAME CMD...: runs CMD with $ROOTFS as an empty folder to fill, then makes a reproducible
+# gzip layer; prints "<diff_id> <digest> <size>" and caches the result by NAME.
+layer() {
+  local name=$1; shift
+  local out="$IMG_CACHE/layers/$name"
+  if [ ! -f "$out.meta" ]; then
+    local tmp; tmp=$(mktemp -d)
+    ROOTFS="$tmp/rootfs"; mkdir -p "$ROOTFS"
+    "$@"
+    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$ROOTFS" -cf "$tmp/layer.tar" .
+    gzip -n -1 -c "$tmp/layer.tar" > "$out.tar.gz.tmp"
+    echo "$(sha "$tmp/layer.tar") $(sha "$out.tar.gz.tmp") $(size "$out.tar.gz.tmp")" > "$out.meta.tmp"
+    mv "$out.tar.gz.tmp" "$out.tar.gz"; mv "$out.meta.tmp" "$out.meta"
+    rm -rf "$tmp"
+  fi
+  cat "$out.meta"
+}
+
+fill_busybox() {
+  mkdir -p "$ROOTFS"/{bin,etc,tmp,root}
+  cp /bin/busybox "$ROOTFS/bin/busybox"
+  local a
+  for a in $("$ROOTFS/bin/busybox" --list); do [ "$a" = busybox ] || ln -sf busybox "$ROOTFS/bin/$a"; done
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$ROOTFS/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' > "$ROOTFS/etc/group"
+}
+fill_text() { mkdir -p "$ROOTFS/etc"; printf '%s\n' "$1" > "$ROOTFS/etc/kruise-ts-image"; }
+fill_random() { mkdir -p "$ROOTFS/data"; head -c "$1" /dev/urandom > "$ROOTFS/data/blob.bin"; }
+
+# layout DIR TAG ENTRYPOINT_JSON CMD_JSON LAYER_NAME...: writes an OCI layout (once).
+layout() {
+  local dir=$1 tag=$2 ep=$3 cmd=$4; shift 4
+  [ -f "$dir/index.json" ] && return 0
+  rm -rf "$dir"; mkdir -p "$dir/blobs/sha256"
+  local diff_ids="" layers="" n meta d g s
+  for n in "$@"; do
+    meta=$(cat "$IMG_CACHE/layers/$n.meta"); read -r d g s <<<"$meta"
+    cp "$IMG_CACHE/layers/$n.tar.gz" "$dir/blobs/sha256/$g"
+    diff_ids="$diff_ids${diff_ids:+,}\"sha256:$d\""
+    layers="$layers${layers:+,}{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"sha256:$g\",\"size\":$s}"
+  done
+  printf '{"imageLayoutVersion":"1.0.0"}' > "$dir/oci-layout"
+  local tmp; tmp=$(mktemp -d)
+  printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Entrypoint":%s,"Cmd":%s},"rootfs":{"type":"layers","diff_ids":[%s]}}' \
+    "$ep" "$cmd" "$diff_ids" > "$tmp/config.json"
+  local cfg; cfg=$(sha "$tmp/config.json"); cp "$tmp/config.json" "$dir/blobs/sha256/$cfg"
+  printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[%s]}' \
+    "$cfg" "$(size "$tmp/config.json")" "$layers" > "$tmp/manifest.json"
+  local man; man=$(sha "$tmp/manifest.json"); cp "$tmp/manifest.json" "$dir/blobs/sha256/$man"
+  printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"org.opencontainers.image.ref.name":"%s"}}]}' \
+    "$man" "$(size "$tmp/manifest.json")" "$tag" > "$dir/index.json"
+  rm -rf "$tmp"
+}
+
+# push DIR TAG DEST [CREDS]: pushes unless the registry already has DEST.
+push() {
+  local dir=$1 tag=$2 dest=$3 creds=${4:-}
+  local host=${dest%%/*} rest=${dest#*/}
+  local repo=${rest%:*} rtag=${rest##*:}
+  local auth=(); [ -n "$creds" ] && auth=(-u "$creds")
+  if curl -fsS -o /dev/null "${auth[@]}" -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+      "http://$host/v2/$repo/manifests/$rtag" 2>/dev/null; then
+    return 0
+  fi
+  local dc=(); [ -n "$creds" ] && dc=(--dest-creds "$creds")
+  skopeo copy -q --insecure-policy --dest-tls-verify=false "${dc[@]}" "oci:$dir:$tag" "docker://$dest" >/dev/null
+}
+
+BB='["/bin/sh","-c"]'; SLEEP='["sleep infinity"]'
+start=$(date +%s)
+layer busybox fill_busybox >/dev/null
+layer v11 fill_text "busybox 1.1" >/dev/null
+layer private fill_text "private" >/dev/null
+layer big fill_random 52428800 >/dev/null
+
+layout "$IMG_CACHE/busybox-1.0" 1.0 "$BB" "$SLEEP" busybox
+layout "$IMG_CACHE/busybox-1.1" 1.1 "$BB" "$SLEEP" busybox v11
+layout "$IMG_CACHE/pause-1.0" 1.0 '["/bin/sleep"]' '["infinity"]' busybox
+layout "$IMG_CACHE/big-1.0" 1.0 "$BB" "$SLEEP" busybox big
+layout "$IMG_CACHE/private-1.0" 1.0 "$BB" "$SLEEP" busybox private
+
+push "$IMG_CACHE/busybox-1.0" 1.0 "$REG_OPEN/busybox:1.0"
+push "$IMG_CACHE/busybox-1.0" 1.0 "$REG_OPEN/busybox:latest"
+push "$IMG_CACHE/busybox-1.1" 1.1 "$REG_OPEN/busybox:1.1"
+push "$IMG_CACHE/pause-1.0" 1.0 "$REG_OPEN/pause:1.0"
+push "$IMG_CACHE/big-1.0" 1.0 "$REG_OPEN/big:1.0"
+push "$IMG_CACHE/private-1.0" 1.0 "$REG_AUTH/private/busybox:1.0" "$REG_USER:$REG_PASS"
+
+many_one() {
+  local n; n=$(printf '%03d' "$1")
+  layer "many-$n" fill_random 1048576 >/dev/null
+  layout "$IMG_CACHE/many-$n" 1.0 "$BB" "$SLEEP" busybox "many-$n"
+  push "$IMG_CACHE/many-$n" 1.0 "$REG_OPEN/many-$n:1.0"
+}
+export -f many_one layer layout push sha size fill_random
+export IMG_CACHE REG_OPEN BB SLEEP
+seq 1 "$MANY" | xargs -P 4 -I{} bash -c 'set -euo pipefail; many_one {}'
+log "images ready in $REG_OPEN and $REG_AUTH ($(( $(date +%s) - start )) s): busybox:1.0/latest/1.1, pause:1.0, big:1.0, many-001..$(printf '%03d' "$MANY"):1.0, $REG_AUTH/private/busybox:1.0"

@@ -1,0 +1,71 @@
+import { CriClient } from '../../daemon/cri/client.js';
+import { testEnv } from '../helpers/env.js';
+import { hostNetworkSandbox, removeSandbox, runContainer } from '../helpers/cri.js';
+
+const env = testEnv();
+const cri = new CriClient(env.criSocket);
+const busybox = `${env.registryOpen}/busybox:1.0`;
+let sandboxId = '';
+const sandbox = hostNetworkSandbox(env, 'cri-pods');
+
+beforeAll(async () => {
+  await cri.pullImage(busybox, undefined, undefined);
+  sandboxId = (await cri.runtime('RunPodSandbox', { config: sandbox })).pod_sandbox_id;
+});
+afterAll(async () => {
+  if (sandboxId) await removeSandbox(cri, sandboxId);
+  cri.close();
+});
+
+describe('CRI runtime service with a host-network pod on real containerd', () => {
+  it('lists the sandbox by label', async () => {
+    const res = await cri.runtime('ListPodSandbox', { filter: { label_selector: { app: 'cri-pods' } } });
+    expect(res.items.map((i) => i.id)).toContain(sandboxId);
+    expect(res.items.find((i) => i.id === sandboxId)?.state).toBe('SANDBOX_READY');
+  });
+
+  it('stops a TERM-ignoring container after the grace period with exit 137', async () => {
+    const id = await runContainer(cri, sandboxId, sandbox, 'ignores-term', busybox, ['/bin/sleep', 'infinity']);
+    expect((await cri.runtime('ContainerStatus', { container_id: id })).status?.state).toBe('CONTAINER_RUNNING');
+    const t0 = Date.now();
+    await cri.stopContainer(id, 2);
+    const took = Date.now() - t0;
+    const st = (await cri.runtime('ContainerStatus', { container_id: id })).status;
+    expect(st?.state).toBe('CONTAINER_EXITED');
+    expect(st?.exit_code).toBe(137);
+    expect(took).toBeGreaterThanOrEqual(1900);
+  });
+
+  it('stops a TERM-trapping container at once with exit 0', async () => {
+    const id = await runContainer(cri, sandboxId, sandbox, 'traps-term', busybox, [
+      '/bin/sh',
+      '-c',
+      'trap "echo got TERM; exit 0" TERM; while true; do sleep 0.1; done',
+    ]);
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = Date.now();
+    await cri.stopContainer(id, 10);
+    const took = Date.now() - t0;
+    const st = (await cri.runtime('ContainerStatus', { container_id: id })).status;
+    expect(st?.exit_code).toBe(0);
+    expect(took).toBeLessThan(5000);
+  });
+
+  it('runs ExecSync and returns output and exit code', async () => {
+    const id = await runContainer(cri, sandboxId, sandbox, 'exec-target', busybox, ['/bin/sleep', 'infinity']);
+    const ok = await cri.runtime('ExecSync', { container_id: id, cmd: ['/bin/sh', '-c', 'echo hello; echo err >&2'], timeout: '10' });
+    expect(ok.exit_code).toBe(0);
+    expect(Buffer.from(ok.stdout).toString()).toBe('hello\n');
+    expect(Buffer.from(ok.stderr).toString()).toBe('err\n');
+    const fail = await cri.runtime('ExecSync', { container_id: id, cmd: ['/bin/sh', '-c', 'exit 3'], timeout: '10' });
+    expect(fail.exit_code).toBe(3);
+    const listed = await cri.runtime('ListContainers', { filter: { pod_sandbox_id: sandboxId, label_selector: { 'io.kubernetes.container.name': 'exec-target' } } });
+    expect(listed.containers.map((c) => c.id)).toEqual([id]);
+    await cri.stopContainer(id, 0);
+    await cri.runtime('RemoveContainer', { container_id: id });
+  });
+
+  it('reports NOT_FOUND for an unknown container', async () => {
+    await expect(cri.stopContainer('does-not-exist', 0)).rejects.toMatchObject({ kind: 'not-found' });
+  });
+});

@@ -1,0 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+
+export default function globalTeardown(): void {
+  if (process.env['KRUISE_TS_ENV_STARTED_BY_JEST'] !== '1' || process.env['KRUISE_TS_KEEP_ENV'] === '1') return;
+  const root = join(import.meta.dirname, '..', '..');
+  execFileSync('bash', [join(root, 'hack', 'env-down.sh')], { stdio: 'inherit' });
+}
