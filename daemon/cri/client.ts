@@ -59,6 +59,21 @@ const defaultTimeouts: Partial<Record<string, number>> = {
   StartContainer: 60_000,
 };
 
+// Calls that change nothing: when the runtime drops the connection under them (it restarted), they
+// are sent again until their deadline. Mutating calls report the failure to their caller, who knows
+// whether repeating is safe.
+const readOnly = new Set([
+  'Version',
+  'Status',
+  'ListPodSandbox',
+  'ListContainers',
+  'ContainerStatus',
+  'ListImages',
+  'ImageStatus',
+  'ImageFsInfo',
+  'ListStatuses',
+]);
+
 /**
  * A typed CRI runtime.v1 client over one gRPC channel. Every call has a deadline; the channel
  * reconnects by itself (quickly: the runtime is local) after the runtime restarts.
@@ -140,14 +155,34 @@ export class CriClient {
     this.channel.close();
   }
 
-  private unary<Req, Res>(
+  private async unary<Req, Res>(
     name: string,
     def: UnaryDef<Req, Res>,
     req: Req,
     opts: CallOptions,
     headers: Record<string, string> = {},
   ): Promise<Res> {
-    const timeoutMs = opts.timeoutMs ?? defaultTimeouts[name] ?? this.defaultTimeoutMs;
+    const deadline = Date.now() + (opts.timeoutMs ?? defaultTimeouts[name] ?? this.defaultTimeoutMs);
+    for (;;) {
+      try {
+        return await this.once(name, def, req, opts, headers, deadline);
+      } catch (err) {
+        const retry =
+          err instanceof CriError && err.kind === 'unavailable' && readOnly.has(name) && (opts.waitForReady ?? true) && Date.now() + 200 < deadline;
+        if (!retry) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
+  private once<Req, Res>(
+    name: string,
+    def: UnaryDef<Req, Res>,
+    req: Req,
+    opts: CallOptions,
+    headers: Record<string, string>,
+    deadline: number,
+  ): Promise<Res> {
     const md = new grpc.Metadata({ waitForReady: opts.waitForReady ?? true });
     for (const [k, v] of Object.entries(headers)) md.set(k, v);
     return new Promise<Res>((resolve, reject) => {
@@ -161,7 +196,7 @@ export class CriClient {
         def.responseDeserialize,
         req,
         md,
-        { deadline: Date.now() + timeoutMs },
+        { deadline },
         (err, res) => {
           opts.signal?.removeEventListener('abort', onAbort);
           if (err) reject(toCriError(name, err));

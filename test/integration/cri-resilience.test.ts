@@ -34,6 +34,19 @@ describe('CRI client resilience', () => {
     }
   });
 
+  it('a read-only call issued the moment containerd goes away is answered once it is back', async () => {
+    const cri = new CriClient(env.criSocket);
+    try {
+      await cri.runtime('Version', { version: 'v1' });
+      containerdCtl('stop', env.containerdDir);
+      const pending = cri.runtime('Version', { version: 'v1' }, { timeoutMs: 30_000 });
+      containerdCtl('start', env.containerdDir);
+      expect((await pending).runtime_api_version).toBe('v1');
+    } finally {
+      cri.close();
+    }
+  });
+
   it('a pull in flight when containerd stops fails as unavailable or cancelled, and a retry succeeds', async () => {
     const cri = new CriClient(env.criSocket);
     const image = `${env.registryOpen}/big:1.0`;
