@@ -5,8 +5,10 @@ source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/env.sh"
 source "$(dirname "$0")/lib/containerd.sh"
 source "$(dirname "$0")/lib/registry.sh"
+source "$(dirname "$0")/lib/cluster.sh"
 require_root "$@"
 [ -d "$ENV_DIR" ] || { log "nothing to stop: $ENV_DIR does not exist"; exit 0; }
+cluster_down
 containerd_down "$LAB_CTRD" purge
 registry_down
 unmount_under "$ENV_DIR"

@@ -3,5 +3,5 @@
 source "$(dirname "$0")/lib/common.sh"
 require_root "$@"
 apt_install containerd runc docker-registry skopeo busybox-static apache2-utils containernetworking-plugins \
-  curl xz-utils iptables openssl jq ca-certificates
+  curl xz-utils iptables openssl jq ca-certificates etcd-server
 log "Debian packages present"

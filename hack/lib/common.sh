@@ -51,12 +51,14 @@ apt_install() {
   APT_UPDATED=1
 }
 
-# wait_for DESC TIMEOUT_S CMD... polls CMD every 100 ms.
+# wait_for DESC TIMEOUT_S CMD... polls CMD every 100 ms. With WAIT_PIDFILE set, gives up as soon
+# as that process has died.
 wait_for() {
   local desc=$1 timeout=$2; shift 2
   local deadline=$(( $(date +%s) + timeout ))
   until "$@" >/dev/null 2>&1; do
     if [ "$(date +%s)" -ge "$deadline" ]; then return 1; fi
+    if [ -n "${WAIT_PIDFILE:-}" ] && ! pid_alive "$WAIT_PIDFILE"; then log "$desc exited"; return 1; fi
     sleep 0.1
   done
   log "$desc ready"

@@ -21,3 +21,24 @@ REG_STORE=$CACHE_DIR/registry-$KRUISE_TS_ENV
 LAB_CTRD=$ENV_DIR/ctrd-lab
 
 export KRUISE_TS_ENV KRUISE_TS_PORT_OFFSET ENV_DIR CACHE_DIR REG_OPEN REG_AUTH
+
+# The local Kubernetes cluster (control plane + real kubelet nodes, each with its own containerd).
+K8S_BIN_DIR=$CACHE_DIR/k8s-1.20.2/bin
+KUBE_DIR=$ENV_DIR/kube
+NODES=${KRUISE_TS_NODES:-2}
+ETCD_CLIENT_PORT=$((12379 + KRUISE_TS_PORT_OFFSET))
+ETCD_PEER_PORT=$((12380 + KRUISE_TS_PORT_OFFSET))
+APISERVER_PORT=$((6443 + KRUISE_TS_PORT_OFFSET))
+KCM_PORT=$((10257 + KRUISE_TS_PORT_OFFSET))
+SCHED_PORT=$((10359 + KRUISE_TS_PORT_OFFSET))
+ADMIN_TOKEN=kruise-ts-admin-token
+RESTRICTED_TOKEN=kruise-ts-restricted-token
+# The kubelet rewrites host sysctls; one save file per host, shared by every environment (see
+# kube-cluster-recipe §11.4), so a teardown never restores values another environment changed.
+SYSCTL_SAVE=/tmp/kubelet-lab.sysctl.orig
+
+node_name() { echo "node-$1"; }
+node_dir() { echo "$ENV_DIR/node-$1"; }
+kubelet_port() { echo $((10350 + 100 * ($1 - 1) + KRUISE_TS_PORT_OFFSET)); }
+kubelet_healthz_port() { echo $((10348 + 100 * ($1 - 1) + KRUISE_TS_PORT_OFFSET)); }
+cgroup_root() { echo "kruise-ts-$KRUISE_TS_ENV-node-$1"; }
