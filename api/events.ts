@@ -1,0 +1,31 @@
+// Event reasons, event sources and event message texts, as upstream emits them (kubectl users and
+// alerting rules match on these strings).
+
+export const EVENT_TYPE_NORMAL = 'Normal';
+export const EVENT_TYPE_WARNING = 'Warning';
+
+export const REASON_PULL_IMAGE_SUCCEED = 'PullImageSucceed';
+export const REASON_PULL_IMAGE_FAILED = 'PullImageFailed';
+export const REASON_KILLING = 'Killing';
+export const REASON_FAILED_PRE_STOP_HOOK = 'FailedPreStopHook';
+/** Emitted by the CloneSet controller; upstream sends both of these as Normal events. */
+export const REASON_CREATED_IMAGE_PULL_JOB = 'CreatedImagePullJob';
+export const REASON_FAILED_CREATE_IMAGE_PULL_JOB = 'FailedCreateImagePullJob';
+/** ImageListPullJob controller reasons; upstream uses these sentences (with spaces) as reasons. */
+export const REASON_SUCCESSFUL_CREATE_IMAGE_PULL_JOB = 'Successful create ImagePullJob';
+export const REASON_SUCCESSFUL_DELETE_IMAGE_PULL_JOB = 'Successful delete ImagePullJob';
+
+export const EVENT_SOURCE_DAEMON_IMAGE_PULLER = 'kruise-daemon-imagepuller';
+export const EVENT_SOURCE_DAEMON_CRR = 'kruise-daemon-crr';
+export const EVENT_SOURCE_NODE_IMAGE_CONTROLLER = 'nodeimage-controller';
+export const EVENT_SOURCE_CLONE_SET_CONTROLLER = 'cloneset-controller';
+export const DAEMON_USER_AGENT = 'kruise-daemon';
+
+/** `elapsed` is a Go-style duration such as "1.5s"; "ecalpsedTime" is upstream's spelling. */
+export function pullImageSucceededEventMessage(image: string, tag: string, elapsed: string): string {
+  return `Image ${image}:${tag}, ecalpsedTime ${elapsed}`;
+}
+
+export function killingEventMessage(containerName: string, crrName: string): string {
+  return `Stopping container ${containerName} by ContainerRecreateRequest ${crrName}`;
+}

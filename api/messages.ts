@@ -1,0 +1,51 @@
+// Status message texts written into object status, exactly as upstream writes them (users and
+// tools read them to tell why something finished).
+
+// ContainerRecreateRequest, manager
+export const MESSAGE_CRR_POD_GONE = 'pod has gone';
+export const MESSAGE_CRR_DAEMON_NOT_RESPONDED = 'daemon has not responded for a long time';
+export const MESSAGE_CRR_DEADLINE_EXCEEDED = 'recreating has exceeded the activeDeadlineSeconds';
+
+// ContainerRecreateRequest, daemon
+export const MESSAGE_CRR_CONTAINER_NOT_FOUND_ON_NODE = 'not found container on Node';
+
+export function crrKillErrorMessage(error: string): string {
+  return `kill container error: ${error}`;
+}
+
+export function crrRuntimeNotFoundMessage(error: string): string {
+  return `failed to find runtime service: ${error}`;
+}
+
+// NodeImage tag status
+export const MESSAGE_NODE_NOT_RESPONDED = 'node has not responded for a long time';
+export const MESSAGE_PULL_DEADLINE_EXCEEDED = 'pulling exceeds the activeDeadlineSeconds';
+
+export function pullStoppedMessage(image: string, tag: string): string {
+  return `pulling image ${image}:${tag} is stopped`;
+}
+
+export function pullCanceledMessage(image: string, tag: string): string {
+  return `pulling image ${image}:${tag} is canceled`;
+}
+
+// ImagePullJob status
+export const MESSAGE_JOB_COMPLETED = 'job has completed';
+export const MESSAGE_JOB_NO_PROGRESS = 'job is running, no progress';
+export const MESSAGE_JOB_DEADLINE_EXCEEDED = 'job exceeds activeDeadlineSeconds';
+
+/** "job is running, progress 12.5%": finished nodes over desired, one decimal like Go's %.1f. */
+export function jobProgressMessage(succeeded: number, failed: number, desired: number): string {
+  if (desired <= 0) return MESSAGE_JOB_NO_PROGRESS;
+  return `job is running, progress ${formatOneDecimal((100 * (succeeded + failed)) / desired)}%`;
+}
+
+// Go's %.1f rounds an exact binary tie to the even tenth (12.25 -> 12.2, 0.75 -> 0.8) where
+// toFixed rounds it up; ties at tenths are exactly the values ending in .25 or .75.
+function formatOneDecimal(x: number): string {
+  if (Number.isInteger(x * 4) && !Number.isInteger(x * 2)) {
+    const whole = Math.floor(x);
+    return (whole + (x - whole === 0.25 ? 0.2 : 0.8)).toFixed(1);
+  }
+  return x.toFixed(1);
+}

@@ -1,0 +1,88 @@
+import type { V1ContainerPort, V1ExecAction, V1HTTPGetAction, V1TCPSocketAction } from '@kubernetes/client-node';
+import type {
+  ContainerRecreateRequestContainerPhase,
+  ContainerRecreateRequestFailurePolicy,
+  ContainerRecreateRequestPhase,
+} from '../enums.js';
+import type { KubeList, KubeObject, Rfc3339 } from './common.js';
+
+/** The pod container's preStop hook, without the sleep action upstream's CRR type lacks. */
+export interface ProbeHandler {
+  exec?: V1ExecAction;
+  httpGet?: V1HTTPGetAction;
+  tcpSocket?: V1TCPSocketAction;
+}
+
+/** The container instance the CRR was created against. */
+export interface ContainerRecreateRequestContainerContext {
+  /** "<runtime>://<id>". */
+  containerID: string;
+  restartCount: number;
+}
+
+export interface ContainerRecreateRequestContainer {
+  name: string;
+  /** Copied from the pod by the webhook; users must not set it. */
+  preStop?: ProbeHandler;
+  /** Copied from the pod by the webhook when preStop is httpGet; users must not set it. */
+  ports?: V1ContainerPort[];
+  /** Copied from the pod status by the webhook; users must not set it. */
+  statusContext?: ContainerRecreateRequestContainerContext;
+}
+
+export interface ContainerRecreateRequestStrategy {
+  /** Default Fail. */
+  failurePolicy?: ContainerRecreateRequestFailurePolicy;
+  orderedRecreate?: boolean;
+  forceRecreate?: boolean;
+  /** int64; default: the pod's terminationGracePeriodSeconds. */
+  terminationGracePeriodSeconds?: number;
+  /** int64; how long the pod is kept not-ready before the kill. */
+  unreadyGracePeriodSeconds?: number;
+  /** int32. */
+  minStartedSeconds?: number;
+}
+
+export interface ContainerRecreateRequestSpec {
+  podName: string;
+  containers: ContainerRecreateRequestContainer[];
+  strategy?: ContainerRecreateRequestStrategy;
+  /** int64; from creation; at least 3. */
+  activeDeadlineSeconds?: number;
+  /** int32. */
+  ttlSecondsAfterFinished?: number;
+}
+
+export interface ContainerRecreateRequestContainerRecreateState {
+  name: string;
+  phase: ContainerRecreateRequestContainerPhase;
+  message?: string;
+  isKilled?: boolean;
+}
+
+export interface ContainerRecreateRequestStatus {
+  phase: ContainerRecreateRequestPhase;
+  completionTime?: Rfc3339;
+  message?: string;
+  containerRecreateStates?: ContainerRecreateRequestContainerRecreateState[];
+}
+
+/** One entry of the JSON list in the crr.apps.kruise.io/sync-container-statuses annotation. */
+export interface ContainerRecreateRequestSyncContainerStatus {
+  name: string;
+  ready: boolean;
+  restartCount: number;
+  containerID?: string;
+}
+
+export type ContainerRecreateRequest = KubeObject<ContainerRecreateRequestSpec, ContainerRecreateRequestStatus>;
+export type ContainerRecreateRequestList = KubeList<ContainerRecreateRequest>;
+
+/**
+ * One holder in the JSON list that is the message of a pod's KruisePodReady condition; a CRR holds
+ * the pod not-ready as {userAgent: "ContainerRecreateRequest", key: "<namespace>/<name>"}.
+ */
+export interface PodReadinessHolder {
+  userAgent: string;
+  key: string;
+}
