@@ -1,18 +1,39 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
 
-// Brings the real local environment up once per jest run, unless one is handed in.
-export default function globalSetup(): void {
+const root = join(import.meta.dirname, '..', '..');
+
+// Brings the real local environment up once per jest run (unless one is handed in) and installs the
+// project's CRDs into its API server.
+export default async function globalSetup(): Promise<void> {
   const given = process.env['KRUISE_TS_ENV_JSON'];
   if (given) {
     if (!existsSync(given)) throw new Error(`KRUISE_TS_ENV_JSON=${given} does not exist; run hack/env-up.sh first`);
-    return;
+  } else {
+    startEnvironment();
   }
+  const env = JSON.parse(readFileSync(process.env['KRUISE_TS_ENV_JSON'] ?? '', 'utf8')) as { kubeconfig?: string };
+  if (!env.kubeconfig) throw new Error('the environment has no cluster (KRUISE_TS_CLUSTER=0?); integration tests need it');
+  const kc = new KubeConfig();
+  kc.loadFromFile(env.kubeconfig);
+  // jest loads global setup outside its module mapper, so the project's own code comes from the build.
+  const built = (rel: string): string => {
+    const p = join(root, 'dist', rel);
+    if (!existsSync(p)) throw new Error(`${p} is missing: run npm run build (npm test does)`);
+    return pathToFileURL(p).href;
+  };
+  const { installCrds } = (await import(built('kube/crds.js'))) as typeof import('../../kube/crds.js');
+  const { RestClient } = (await import(built('kube/rest.js'))) as typeof import('../../kube/rest.js');
+  await installCrds(new RestClient(kc, { qps: 0 }), join(root, 'deploy', 'crds'));
+}
+
+function startEnvironment(): void {
   if (process.getuid?.() !== 0) {
     throw new Error('integration tests start containerd and a local cluster and must run as root (or set KRUISE_TS_ENV_JSON)');
   }
-  const root = join(import.meta.dirname, '..', '..');
   const envName = process.env['KRUISE_TS_ENV'] ?? 'test';
   execFileSync('bash', [join(root, 'hack', 'env-up.sh')], { stdio: 'inherit', env: { ...process.env, KRUISE_TS_ENV: envName } });
   process.env['KRUISE_TS_ENV_JSON'] = `/tmp/kruise-ts-${envName}/env.json`;

@@ -1,0 +1,183 @@
+import { createHash } from 'node:crypto';
+import pLimit from 'p-limit';
+import { componentLogger, errorFields, type Logger } from './log.js';
+import { TokenBucket } from './ratelimit.js';
+import { ApiError } from './rest.js';
+import { core, PATCH_MERGE, Resource, type KubeObject } from './resource.js';
+import type { RestClient } from './rest.js';
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventSource {
+  component: string;
+  host?: string;
+}
+
+/** The object an event is about: a full object, or just its reference. */
+export interface EventTarget {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  uid?: string;
+  fieldPath?: string;
+}
+
+interface KubeEvent extends KubeObject {
+  involvedObject: EventTarget;
+  reason: string;
+  message: string;
+  type: EventType;
+  source: EventSource;
+  firstTimestamp: string;
+  lastTimestamp: string;
+  count: number;
+  reportingComponent: string;
+  reportingInstance: string;
+}
+
+interface Seen {
+  name: string;
+  namespace: string;
+  count: number;
+  firstTimestamp: string;
+}
+
+export interface RecorderOptions {
+  /** Per object and source, as client-go's spam filter: burst, then one every refillSeconds. */
+  burst?: number;
+  refillSeconds?: number;
+  /** Distinct messages per (object, reason) within the window before they are combined. */
+  similarLimit?: number;
+  similarWindowMs?: number;
+  cacheSize?: number;
+  logger?: Logger;
+  now?: () => Date;
+}
+
+export function targetOf(obj: KubeObject, fieldPath?: string): EventTarget {
+  return {
+    apiVersion: obj.apiVersion ?? '',
+    kind: obj.kind ?? '',
+    name: obj.metadata?.name ?? '',
+    ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
+    ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}),
+    ...(fieldPath ? { fieldPath } : {}),
+  };
+}
+
+/**
+ * Records core/v1 Events like client-go's recorder: identical events become one Event whose count
+ * goes up (a PATCH, not a new object); more than `similarLimit` different messages for the same
+ * object and reason in the window are combined into one; a token bucket per object drops floods;
+ * writes happen in the background, one at a time, and a failure is only logged.
+ */
+export class EventRecorder {
+  private readonly events: Resource<KubeEvent>;
+  private readonly seen = new Map<string, Seen>();
+  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly similar = new Map<string, { messages: Set<string>; since: number }>();
+  private readonly queue = pLimit(1);
+  private readonly log: Logger;
+  private readonly now: () => Date;
+  /** Counters for tests and metrics. */
+  readonly stats = { created: 0, patched: 0, dropped: 0, failed: 0 };
+
+  constructor(
+    rest: RestClient,
+    private readonly source: EventSource,
+    private readonly opts: RecorderOptions = {},
+  ) {
+    this.events = new Resource(rest, core.events);
+    this.log = opts.logger ?? componentLogger('events');
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  event(target: EventTarget | KubeObject, type: EventType, reason: string, message: string): void {
+    const t = 'metadata' in target ? targetOf(target) : (target as EventTarget);
+    const objKey = `${t.kind}/${t.namespace ?? ''}/${t.name}/${t.uid ?? ''}/${t.fieldPath ?? ''}`;
+    let bucket = this.buckets.get(objKey);
+    if (!bucket) {
+      bucket = new TokenBucket(1 / (this.opts.refillSeconds ?? 300), this.opts.burst ?? 25);
+      this.buckets.set(objKey, bucket);
+      this.trim(this.buckets);
+    }
+    const { msg, combined } = this.combineSimilar(objKey, type, reason, message);
+    // Combined events share one Event whose message follows the latest occurrence.
+    const key = combined ? `${objKey}/${type}/${reason}/(combined)` : `${objKey}/${type}/${reason}/${msg}`;
+    if (!this.seen.has(key) && !bucket.tryTake()) {
+      this.stats.dropped++;
+      this.log.debug('event dropped by rate limit', { reason, kind: t.kind, name: t.name });
+      return;
+    }
+    void this.queue(() => this.write(key, t, type, reason, msg));
+  }
+
+  /** Resolves when every recorded event has been written (or has failed). */
+  flush(): Promise<void> {
+    return this.queue(() => Promise.resolve());
+  }
+
+  private combineSimilar(objKey: string, type: string, reason: string, message: string): { msg: string; combined: boolean } {
+    const k = `${objKey}/${type}/${reason}`;
+    const now = Date.now();
+    let s = this.similar.get(k);
+    if (!s || now - s.since > (this.opts.similarWindowMs ?? 600_000)) {
+      s = { messages: new Set(), since: now };
+      this.similar.set(k, s);
+      this.trim(this.similar);
+    }
+    s.messages.add(message);
+    if (s.messages.size > (this.opts.similarLimit ?? 10)) {
+      return { msg: `(combined from similar events): ${message}`, combined: true };
+    }
+    return { msg: message, combined: false };
+  }
+
+  private trim<V>(m: Map<string, V>): void {
+    const max = this.opts.cacheSize ?? 4096;
+    while (m.size > max) {
+      const first = m.keys().next().value;
+      if (first === undefined) break;
+      m.delete(first);
+    }
+  }
+
+  private async write(key: string, t: EventTarget, type: EventType, reason: string, message: string): Promise<void> {
+    const now = this.now().toISOString();
+    const prior = this.seen.get(key);
+    try {
+      if (prior) {
+        prior.count++;
+        try {
+          await this.events.patch(prior.namespace, prior.name, { count: prior.count, lastTimestamp: now, message }, PATCH_MERGE);
+          this.stats.patched++;
+          return;
+        } catch (err) {
+          if (!(err instanceof ApiError && err.notFound)) throw err;
+        }
+      }
+      const namespace = t.namespace ?? 'default';
+      const name = `${t.name}.${createHash('sha1').update(key + now).digest('hex').slice(0, 16)}`;
+      await this.events.create({
+        metadata: { name, namespace },
+        involvedObject: t,
+        reason,
+        message,
+        type,
+        source: this.source,
+        firstTimestamp: prior?.firstTimestamp ?? now,
+        lastTimestamp: now,
+        count: prior?.count ?? 1,
+        reportingComponent: this.source.component,
+        reportingInstance: this.source.host ?? '',
+      });
+      this.seen.set(key, { name, namespace, count: prior?.count ?? 1, firstTimestamp: prior?.firstTimestamp ?? now });
+      this.trim(this.seen);
+      this.stats.created++;
+    } catch (err) {
+      this.stats.failed++;
+      this.log.warn('cannot record event', { reason, kind: t.kind, name: t.name, ...errorFields(err) });
+    }
+  }
+}

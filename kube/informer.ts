@@ -1,0 +1,306 @@
+import type { Logger } from './log.js';
+import { componentLogger, errorFields } from './log.js';
+import { ApiError, type StatusBody, type WatchEvent } from './rest.js';
+import { objectKey, type KubeObject, type Resource } from './resource.js';
+
+export interface EventHandlers<T> {
+  add?: (obj: T) => void;
+  update?: (oldObj: T, newObj: T) => void;
+  delete?: (obj: T) => void;
+}
+
+export type IndexFunc<T> = (obj: T) => string[];
+
+export interface InformerOptions<T> {
+  /** Limit to one namespace (namespaced kinds); all namespaces when absent. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  indexers?: Record<string, IndexFunc<T>>;
+  /** Applied to every object before it is stored; by default drops managedFields to save memory. */
+  transform?: (obj: T) => T;
+  pageSize?: number;
+  logger?: Logger;
+  /** Backoff between failed list/watch attempts, doubling from min to max. */
+  backoffMinMs?: number;
+  backoffMaxMs?: number;
+}
+
+function dropManagedFields<T extends KubeObject>(obj: T): T {
+  const md = obj.metadata as (KubeObject['metadata'] & { managedFields?: unknown }) | undefined;
+  if (md && 'managedFields' in md) delete md.managedFields;
+  return obj;
+}
+
+/**
+ * A list+watch cache of one resource type, like client-go's reflector and indexer: it lists, then
+ * watches from the list's resourceVersion; a cut watch resumes from the last version seen; an
+ * expired version (410) re-lists and reconciles the cache, reporting deletions it missed; failures
+ * back off exponentially. Handlers run synchronously and should only enqueue.
+ */
+export class Informer<T extends KubeObject> {
+  private readonly store = new Map<string, T>();
+  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  private readonly handlers: EventHandlers<T>[] = [];
+  private readonly log: Logger;
+  private readonly transform: (obj: T) => T;
+  private resourceVersion = '';
+  private syncedFlag = false;
+  private resolveSynced: () => void = () => undefined;
+  readonly synced: Promise<void>;
+  /** Counters for tests and metrics: how often the informer listed and (re)started a watch. */
+  readonly stats = { lists: 0, watches: 0, relistsAfterGone: 0, failures: 0 };
+
+  constructor(
+    private readonly resource: Resource<T>,
+    private readonly opts: InformerOptions<T> = {},
+  ) {
+    this.log = opts.logger ?? componentLogger(`informer/${resource.type.plural}`);
+    this.transform = opts.transform ?? dropManagedFields;
+    for (const name of Object.keys(opts.indexers ?? {})) this.indices.set(name, new Map());
+    this.synced = new Promise((r) => {
+      this.resolveSynced = r;
+    });
+  }
+
+  on(h: EventHandlers<T>): this {
+    this.handlers.push(h);
+    return this;
+  }
+
+  hasSynced(): boolean {
+    return this.syncedFlag;
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+
+  list(): T[] {
+    return [...this.store.values()];
+  }
+
+  keys(): string[] {
+    return [...this.store.keys()];
+  }
+
+  byIndex(index: string, value: string): T[] {
+    const keys = this.indices.get(index)?.get(value);
+    if (!keys) return [];
+    const out: T[] = [];
+    for (const k of keys) {
+      const o = this.store.get(k);
+      if (o) out.push(o);
+    }
+    return out;
+  }
+
+  /** Runs until the signal aborts. */
+  run(signal: AbortSignal): Promise<void> {
+    return this.loop(signal);
+  }
+
+  private async loop(signal: AbortSignal): Promise<void> {
+    const min = this.opts.backoffMinMs ?? 800;
+    const max = this.opts.backoffMaxMs ?? 30_000;
+    let backoff = min;
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.relist(signal);
+          needList = false;
+        }
+        const started = Date.now();
+        const expired = await this.watchOnce(signal);
+        if (expired) {
+          this.stats.relistsAfterGone++;
+          needList = true;
+          this.log.info('watch expired, re-listing', { resourceVersion: this.resourceVersion });
+        }
+        const lasted = Date.now() - started;
+        if (lasted > 10_000) backoff = min;
+        else if (!expired && lasted < 1_000) {
+          // A watch the server ends at once (a proxy or an overloaded server) must not spin.
+          await sleep(backoff, signal);
+          backoff = Math.min(max, backoff * 2);
+        }
+      } catch (err) {
+        if (signal.aborted) break;
+        this.stats.failures++;
+        if (err instanceof ApiError && err.gone) {
+          needList = true;
+          this.stats.relistsAfterGone++;
+          continue;
+        }
+        this.log.warn(needList ? 'list failed, retrying' : 'watch failed, resuming', { ...errorFields(err), retryInMs: backoff });
+        await sleep(backoff + Math.random() * backoff * 0.2, signal);
+        backoff = Math.min(max, backoff * 2);
+      }
+    }
+  }
+
+  private baseQuery(): Record<string, string | undefined> {
+    return { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector };
+  }
+
+  private async relist(signal: AbortSignal): Promise<void> {
+    this.stats.lists++;
+    const items: T[] = [];
+    let cont: string | undefined;
+    let rv = '';
+    do {
+      const page = await this.resource.list(
+        this.opts.namespace,
+        { ...this.baseQuery(), limit: this.opts.pageSize ?? 500, ...(cont ? { continue: cont } : {}) },
+        signal,
+      );
+      items.push(...page.items);
+      cont = page.metadata?.continue || undefined;
+      rv = page.metadata?.resourceVersion ?? rv;
+    } while (cont);
+    this.replace(items);
+    this.resourceVersion = rv;
+    if (!this.syncedFlag) {
+      this.syncedFlag = true;
+      this.resolveSynced();
+    }
+  }
+
+  /** Returns true when the server said the resourceVersion expired (410). */
+  private async watchOnce(signal: AbortSignal): Promise<boolean> {
+    this.stats.watches++;
+    let expired = false;
+    const ac = new AbortController();
+    const onAbort = (): void => ac.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await this.resource.watch(
+        this.opts.namespace,
+        {
+          ...this.baseQuery(),
+          resourceVersion: this.resourceVersion,
+          allowWatchBookmarks: true,
+          // Servers end watches on this timeout; a spread avoids every client reconnecting at once.
+          timeoutSeconds: 300 + Math.floor(Math.random() * 300),
+        },
+        (ev: WatchEvent<T>) => {
+          if (ev.type === 'ERROR') {
+            const st = ev.object as unknown as StatusBody;
+            if (st.code === 410) expired = true;
+            else this.log.warn('watch error event', { code: st.code, reason: st.reason, message: st.message });
+            ac.abort();
+            return;
+          }
+          this.apply(ev);
+        },
+        ac.signal,
+      );
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    return expired;
+  }
+
+  private apply(ev: WatchEvent<T>): void {
+    const obj = ev.object;
+    const rv = obj.metadata?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
+    if (ev.type === 'BOOKMARK') return;
+    const key = objectKey(obj);
+    if (ev.type === 'DELETED') {
+      const old = this.store.get(key);
+      this.remove(key);
+      this.emitDelete(old ?? this.transform(obj));
+      return;
+    }
+    const cur = this.transform(obj);
+    const old = this.store.get(key);
+    this.put(key, cur);
+    if (old) this.emitUpdate(old, cur);
+    else this.emitAdd(cur);
+  }
+
+  /** Reconciles the cache with a fresh list, reporting what changed while we were not watching. */
+  private replace(items: T[]): void {
+    const seen = new Set<string>();
+    for (const raw of items) {
+      const obj = this.transform(raw);
+      const key = objectKey(obj);
+      seen.add(key);
+      const old = this.store.get(key);
+      this.put(key, obj);
+      if (!old) this.emitAdd(obj);
+      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emitUpdate(old, obj);
+    }
+    for (const [key, old] of [...this.store]) {
+      if (!seen.has(key)) {
+        this.remove(key);
+        this.emitDelete(old);
+      }
+    }
+  }
+
+  private put(key: string, obj: T): void {
+    this.unindex(key);
+    this.store.set(key, obj);
+    for (const [name, fn] of Object.entries(this.opts.indexers ?? {})) {
+      const idx = this.indices.get(name);
+      if (!idx) continue;
+      for (const v of fn(obj)) {
+        let s = idx.get(v);
+        if (!s) idx.set(v, (s = new Set()));
+        s.add(key);
+      }
+    }
+  }
+
+  private remove(key: string): void {
+    this.unindex(key);
+    this.store.delete(key);
+  }
+
+  private unindex(key: string): void {
+    const old = this.store.get(key);
+    if (!old) return;
+    for (const [name, fn] of Object.entries(this.opts.indexers ?? {})) {
+      const idx = this.indices.get(name);
+      if (!idx) continue;
+      for (const v of fn(old)) {
+        const s = idx.get(v);
+        s?.delete(key);
+        if (s && s.size === 0) idx.delete(v);
+      }
+    }
+  }
+
+  private emitAdd(obj: T): void {
+    for (const h of this.handlers) this.safe(() => h.add?.(obj));
+  }
+  private emitUpdate(old: T, cur: T): void {
+    for (const h of this.handlers) this.safe(() => h.update?.(old, cur));
+  }
+  private emitDelete(obj: T): void {
+    for (const h of this.handlers) this.safe(() => h.delete?.(obj));
+  }
+  private safe(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log.error('event handler failed', errorFields(err));
+    }
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,166 @@
+import type { RestClient, Query, WatchEvent } from './rest.js';
+
+/** The least every object has; kinds add spec and status. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    creationTimestamp?: Date | string;
+    deletionTimestamp?: Date | string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }>;
+    generateName?: string;
+  };
+}
+
+export interface KubeList<T> {
+  items: T[];
+  metadata?: { resourceVersion?: string; continue?: string };
+}
+
+export interface ResourceType {
+  group: string;
+  version: string;
+  /** Lower-case plural, as in the URL. */
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+export const PATCH_MERGE = 'application/merge-patch+json';
+export const PATCH_JSON = 'application/json-patch+json';
+export const PATCH_STRATEGIC = 'application/strategic-merge-patch+json';
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  limit?: number;
+  continue?: string;
+}
+
+export interface WriteOptions {
+  fieldManager?: string;
+  dryRun?: boolean;
+}
+
+/** Typed access to one resource type through the shared RestClient: paths, verbs, subresources. */
+export class Resource<T extends KubeObject> {
+  constructor(
+    readonly rest: RestClient,
+    readonly type: ResourceType,
+  ) {}
+
+  get apiVersion(): string {
+    return this.type.group === '' ? this.type.version : `${this.type.group}/${this.type.version}`;
+  }
+
+  /** Collection path; namespace undefined means all namespaces (or cluster-scoped). */
+  path(namespace?: string, name?: string, subresource?: string): string {
+    const base = this.type.group === '' ? `/api/${this.type.version}` : `/apis/${this.type.group}/${this.type.version}`;
+    const ns = this.type.namespaced && namespace !== undefined ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+    let p = `${base}${ns}/${this.type.plural}`;
+    if (name !== undefined) p += `/${encodeURIComponent(name)}`;
+    if (subresource !== undefined) p += `/${subresource}`;
+    return p;
+  }
+
+  private static writeQuery(o: WriteOptions | undefined): Query | undefined {
+    if (!o) return undefined;
+    return { fieldManager: o.fieldManager, dryRun: o.dryRun ? 'All' : undefined };
+  }
+
+  get(namespace: string | undefined, name: string, signal?: AbortSignal): Promise<T> {
+    return this.rest.request<T>('GET', this.path(namespace, name), signal ? { signal } : {});
+  }
+
+  /** One page or, with no limit, everything. */
+  list(namespace: string | undefined, o: ListOptions = {}, signal?: AbortSignal): Promise<KubeList<T>> {
+    return this.rest.request<KubeList<T>>('GET', this.path(namespace), {
+      query: { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector, resourceVersion: o.resourceVersion, limit: o.limit, continue: o.continue },
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  create(obj: T, o?: WriteOptions): Promise<T> {
+    const q = Resource.writeQuery(o);
+    return this.rest.request<T>('POST', this.path(obj.metadata?.namespace), { body: this.stamp(obj), ...(q ? { query: q } : {}) });
+  }
+
+  /** PUT with the object's resourceVersion: a stale copy fails with 409 Conflict. */
+  update(obj: T, o?: WriteOptions): Promise<T> {
+    const q = Resource.writeQuery(o);
+    return this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj)), { body: this.stamp(obj), ...(q ? { query: q } : {}) });
+  }
+
+  updateStatus(obj: T, o?: WriteOptions): Promise<T> {
+    const q = Resource.writeQuery(o);
+    return this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj), 'status'), {
+      body: this.stamp(obj),
+      ...(q ? { query: q } : {}),
+    });
+  }
+
+  patch(namespace: string | undefined, name: string, patch: unknown, contentType: string = PATCH_MERGE, subresource?: string, o?: WriteOptions): Promise<T> {
+    const q = Resource.writeQuery(o);
+    return this.rest.request<T>('PATCH', this.path(namespace, name, subresource), { body: patch, contentType, ...(q ? { query: q } : {}) });
+  }
+
+  patchStatus(namespace: string | undefined, name: string, patch: unknown, contentType: string = PATCH_MERGE): Promise<T> {
+    return this.patch(namespace, name, patch, contentType, 'status');
+  }
+
+  /** Deletes; with `uid` the server refuses if the name now belongs to another object. */
+  async delete(namespace: string | undefined, name: string, o: { uid?: string; propagationPolicy?: string; gracePeriodSeconds?: number } = {}): Promise<void> {
+    const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1' };
+    if (o.uid) body['preconditions'] = { uid: o.uid };
+    if (o.propagationPolicy) body['propagationPolicy'] = o.propagationPolicy;
+    if (o.gracePeriodSeconds !== undefined) body['gracePeriodSeconds'] = o.gracePeriodSeconds;
+    await this.rest.request<unknown>('DELETE', this.path(namespace, name), { body });
+  }
+
+  watch(namespace: string | undefined, query: Query, onEvent: (ev: WatchEvent<T>) => void, signal: AbortSignal): Promise<void> {
+    return this.rest.watch<T>(this.path(namespace), query, onEvent, signal);
+  }
+
+  private nameOf(obj: T): string {
+    const n = obj.metadata?.name;
+    if (!n) throw new Error(`${this.type.kind} without metadata.name`);
+    return n;
+  }
+
+  private stamp(obj: T): T {
+    return { ...obj, apiVersion: this.apiVersion, kind: this.type.kind };
+  }
+}
+
+/** namespace/name, or name for cluster-scoped objects (client-go's MetaNamespaceKeyFunc). */
+export function objectKey(obj: KubeObject): string {
+  const ns = obj.metadata?.namespace;
+  const name = obj.metadata?.name ?? '';
+  return ns ? `${ns}/${name}` : name;
+}
+
+export function splitKey(key: string): { namespace: string | undefined; name: string } {
+  const i = key.indexOf('/');
+  return i === -1 ? { namespace: undefined, name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+export const core = {
+  pods: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
+  nodes: { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
+  secrets: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
+  configmaps: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
+  namespaces: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
+  events: { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
+  leases: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
+  controllerrevisions: { group: 'apps', version: 'v1', plural: 'controllerrevisions', kind: 'ControllerRevision', namespaced: true },
+  crds: { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false },
+} as const satisfies Record<string, ResourceType>;

@@ -1,0 +1,302 @@
+import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { createInterface } from 'node:readline';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { TokenBucket } from './ratelimit.js';
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  /** Defaults to application/json; patches pass their patch type. */
+  contentType?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface StatusBody {
+  kind?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: { name?: string; kind?: string; retryAfterSeconds?: number; causes?: Array<{ field?: string; message?: string }> };
+}
+
+/** A failed API call: HTTP status (0 when no answer came), the server's reason and message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly verb: string,
+    readonly path: string,
+    readonly retryAfterSeconds?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`${verb} ${path}: ${status === 0 ? 'no answer' : `HTTP ${status}`} ${reason}: ${message}`, options);
+    this.name = 'ApiError';
+  }
+  get notFound(): boolean {
+    return this.status === 404;
+  }
+  get conflict(): boolean {
+    return this.status === 409 && this.reason !== 'AlreadyExists';
+  }
+  get alreadyExists(): boolean {
+    return this.status === 409 && this.reason === 'AlreadyExists';
+  }
+  get gone(): boolean {
+    return this.status === 410;
+  }
+  get invalid(): boolean {
+    return this.status === 422 || this.status === 400;
+  }
+  get forbidden(): boolean {
+    return this.status === 403;
+  }
+  /** Worth retrying later: throttled, server trouble, or no answer at all. */
+  get transient(): boolean {
+    return this.status === 0 || this.status === 429 || this.status >= 500;
+  }
+}
+
+export interface WatchEvent<T = unknown> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+}
+
+/** What a metrics sink learns about every request. */
+export interface RequestObserver {
+  (verb: string, resource: string, status: number, seconds: number): void;
+}
+
+export interface RestClientOptions {
+  /** Client-side rate limit, as client-go's QPS/burst (qps <= 0: unlimited). */
+  qps?: number;
+  burst?: number;
+  userAgent?: string;
+  observe?: RequestObserver;
+  /** How often a 429 (or 503 with Retry-After) is retried after the server's delay. */
+  maxThrottleRetries?: number;
+}
+
+/** "list", "get", "watch", "create", ... and "pods", "nodeimages/status", ... for metrics and logs. */
+export function describeRequest(method: string, path: string, query: Query | undefined): { verb: string; resource: string } {
+  const segs = path.split('?')[0]?.split('/').filter((s) => s !== '') ?? [];
+  // /api/v1/... or /apis/group/version/...
+  let rest = segs[0] === 'api' ? segs.slice(2) : segs.slice(3);
+  if (rest[0] === 'namespaces' && rest.length > 2) rest = rest.slice(2);
+  const resource = rest.length >= 3 ? `${rest[0]}/${rest[2]}` : (rest[0] ?? 'unknown');
+  const item = rest.length >= 2;
+  const watch = query?.['watch'] === true || query?.['watch'] === 'true' || query?.['watch'] === 1;
+  const verb =
+    method === 'GET'
+      ? watch
+        ? 'watch'
+        : item
+          ? 'get'
+          : 'list'
+      : ({ POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' } as Record<string, string>)[method] ?? method.toLowerCase();
+  return { verb, resource };
+}
+
+function encodeQuery(query: Query | undefined): string {
+  if (!query) return '';
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) p.set(k, String(v));
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}
+
+/**
+ * The one door to the API server: authentication and TLS from a client-node KubeConfig, one
+ * keep-alive connection pool, a client-side rate limit, throttling retries and request metrics.
+ */
+export class RestClient {
+  private readonly server: URL;
+  private readonly agent: Promise<https.Agent>;
+  private readonly limiter: TokenBucket;
+  private readonly userAgent: string;
+  private readonly observe: RequestObserver | undefined;
+  private readonly maxThrottleRetries: number;
+
+  constructor(
+    readonly kc: KubeConfig,
+    opts: RestClientOptions = {},
+  ) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = new URL(cluster.server);
+    this.limiter = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
+    this.userAgent = opts.userAgent ?? 'kruise-ts';
+    this.observe = opts.observe;
+    this.maxThrottleRetries = opts.maxThrottleRetries ?? 10;
+    this.agent = this.makeAgent();
+  }
+
+  private async makeAgent(): Promise<https.Agent> {
+    const o: https.RequestOptions = {};
+    await this.kc.applyToHTTPSOptions(o);
+    return new https.Agent({
+      keepAlive: true,
+      keepAliveMsecs: 30_000,
+      ca: o.ca,
+      cert: o.cert,
+      key: o.key,
+      ...(o.rejectUnauthorized !== undefined ? { rejectUnauthorized: o.rejectUnauthorized } : {}),
+    });
+  }
+
+  /** Headers are asked for on every request, so rotating tokens (service-account files) are picked up. */
+  private async headers(): Promise<Record<string, string>> {
+    const o: https.RequestOptions = {};
+    await this.kc.applyToHTTPSOptions(o);
+    const h: Record<string, string> = { 'User-Agent': this.userAgent, Accept: 'application/json' };
+    for (const [k, v] of Object.entries(o.headers ?? {})) if (typeof v === 'string') h[k] = v;
+    if (o.auth) h['Authorization'] = `Basic ${Buffer.from(o.auth).toString('base64')}`;
+    return h;
+  }
+
+  private async open(method: string, path: string, opts: RequestOptions): Promise<IncomingMessage> {
+    const agent = await this.agent;
+    const headers = await this.headers();
+    const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
+    if (payload) {
+      headers['Content-Type'] = opts.contentType ?? 'application/json';
+      headers['Content-Length'] = String(payload.length);
+    }
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const req = https.request(
+        {
+          protocol: this.server.protocol,
+          hostname: this.server.hostname,
+          port: this.server.port,
+          path: `${this.server.pathname.replace(/\/$/, '')}${path}${encodeQuery(opts.query)}`,
+          method,
+          headers,
+          agent,
+          ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
+        },
+        (res) => {
+          // Aborting tears the response down quietly: readers see the stream end, callers the signal.
+          if (signal) {
+            const onAbort = (): void => {
+              res.destroy();
+            };
+            signal.addEventListener('abort', onAbort, { once: true });
+            res.once('close', () => signal.removeEventListener('abort', onAbort));
+          }
+          resolve(res);
+        },
+      );
+      const signal = opts.signal;
+      const onAbort = (): void => {
+        req.destroy();
+        reject(new Error('aborted'));
+      };
+      if (signal) {
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        req.once('response', () => signal.removeEventListener('abort', onAbort));
+        req.once('error', () => signal.removeEventListener('abort', onAbort));
+      }
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  private static async readAll(res: IncomingMessage): Promise<string> {
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  private static errorFrom(status: number, text: string, verb: string, path: string, retryAfter: string | undefined): ApiError {
+    let body: StatusBody;
+    try {
+      body = JSON.parse(text) as StatusBody;
+    } catch {
+      body = { message: text.slice(0, 500) };
+    }
+    const ra = retryAfter !== undefined ? Number(retryAfter) : body.details?.retryAfterSeconds;
+    return new ApiError(status, body.reason ?? String(status), body.message ?? '', verb, path, Number.isFinite(ra) ? ra : undefined);
+  }
+
+  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const { verb, resource } = describeRequest(method, path, opts.query);
+    for (let attempt = 0; ; attempt++) {
+      await this.limiter.take();
+      const t0 = performance.now();
+      let res: IncomingMessage;
+      let text: string;
+      try {
+        res = await this.open(method, path, opts);
+        text = await RestClient.readAll(res);
+      } catch (err) {
+        this.observe?.(verb, resource, 0, (performance.now() - t0) / 1000);
+        if (opts.signal?.aborted) throw err;
+        throw new ApiError(0, 'Unavailable', (err as Error).message, verb, path, undefined, { cause: err });
+      }
+      const status = res.statusCode ?? 0;
+      this.observe?.(verb, resource, status, (performance.now() - t0) / 1000);
+      if (status >= 200 && status < 300) return (text === '' ? {} : JSON.parse(text)) as T;
+      const err = RestClient.errorFrom(status, text, verb, path, res.headers['retry-after'] as string | undefined);
+      const throttled = status === 429 || (status === 503 && err.retryAfterSeconds !== undefined);
+      if (!throttled || attempt >= this.maxThrottleRetries || opts.signal?.aborted) throw err;
+      await new Promise((r) => setTimeout(r, Math.min(30, Math.max(1, err.retryAfterSeconds ?? 1)) * 1000));
+    }
+  }
+
+  /**
+   * Streams a watch. Resolves when the server ends the stream (timeoutSeconds) or the signal aborts;
+   * rejects with ApiError when the watch cannot start or the connection breaks.
+   */
+  async watch<T>(path: string, query: Query, onEvent: (ev: WatchEvent<T>) => void, signal: AbortSignal): Promise<void> {
+    const { verb, resource } = describeRequest('GET', path, { ...query, watch: true });
+    await this.limiter.take();
+    const t0 = performance.now();
+    let res: IncomingMessage;
+    try {
+      res = await this.open('GET', path, { query: { ...query, watch: true }, signal });
+    } catch (err) {
+      this.observe?.(verb, resource, 0, (performance.now() - t0) / 1000);
+      if (signal.aborted) return;
+      throw new ApiError(0, 'Unavailable', (err as Error).message, verb, path, undefined, { cause: err });
+    }
+    const status = res.statusCode ?? 0;
+    this.observe?.(verb, resource, status, (performance.now() - t0) / 1000);
+    if (status !== 200) {
+      throw RestClient.errorFrom(status, await RestClient.readAll(res), verb, path, res.headers['retry-after'] as string | undefined);
+    }
+    await new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const finish = (err?: unknown): void => {
+        if (settled) return;
+        settled = true;
+        if (err && !signal.aborted) reject(new ApiError(0, 'StreamBroken', (err as Error).message, verb, path, undefined, { cause: err }));
+        else resolve();
+      };
+      const lines = createInterface({ input: res, crlfDelay: Infinity });
+      lines.on('line', (line) => {
+        if (line.trim() === '') return;
+        let ev: WatchEvent<T>;
+        try {
+          ev = JSON.parse(line) as WatchEvent<T>;
+        } catch (err) {
+          res.destroy(err as Error);
+          return;
+        }
+        onEvent(ev);
+      });
+      res.on('error', finish);
+      res.on('aborted', () => finish(new Error('connection closed mid-stream')));
+      res.on('close', () => (res.complete ? finish() : finish(new Error('connection closed mid-stream'))));
+      lines.on('close', () => {
+        if (res.complete) finish();
+      });
+    });
+  }
+}

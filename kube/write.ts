@@ -1,0 +1,67 @@
+import { ApiError } from './rest.js';
+import type { KubeObject, Resource } from './resource.js';
+
+export interface UpdateOptions<T> {
+  /** Write the status subresource instead of the object. */
+  status?: boolean;
+  /** A copy to start from (usually the informer's); on conflict the object is read fresh. */
+  initial?: T;
+  attempts?: number;
+}
+
+/**
+ * Read-modify-write with optimistic concurrency: `mutate` gets a private copy and returns the object
+ * to write, or undefined when nothing needs to change. A 409 Conflict re-reads and re-applies, like
+ * client-go's RetryOnConflict. Returns what the server holds afterwards (undefined if it is gone).
+ */
+export async function updateWithRetry<T extends KubeObject>(
+  res: Resource<T>,
+  namespace: string | undefined,
+  name: string,
+  mutate: (current: T) => T | undefined,
+  opts: UpdateOptions<T> = {},
+): Promise<T | undefined> {
+  const attempts = opts.attempts ?? 8;
+  let current: T | undefined = opts.initial;
+  for (let i = 0; ; i++) {
+    if (!current) {
+      try {
+        current = await res.get(namespace, name);
+      } catch (err) {
+        if (err instanceof ApiError && err.notFound) return undefined;
+        throw err;
+      }
+    }
+    const next = mutate(structuredClone(current));
+    if (!next) return current;
+    try {
+      return await (opts.status ? res.updateStatus(next) : res.update(next));
+    } catch (err) {
+      if (!(err instanceof ApiError) || !err.conflict || i + 1 >= attempts) throw err;
+      current = undefined;
+      await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * (i + 1)));
+    }
+  }
+}
+
+/** Deletes, treating "already gone" as success. */
+export async function deleteIfExists<T extends KubeObject>(res: Resource<T>, namespace: string | undefined, name: string, uid?: string): Promise<boolean> {
+  try {
+    await res.delete(namespace, name, uid ? { uid } : {});
+    return true;
+  } catch (err) {
+    if (err instanceof ApiError && (err.notFound || (err.status === 409 && uid !== undefined))) return false;
+    throw err;
+  }
+}
+
+/** Creates, treating AlreadyExists as success; returns whether this call created it. */
+export async function createIfMissing<T extends KubeObject>(res: Resource<T>, obj: T): Promise<boolean> {
+  try {
+    await res.create(obj);
+    return true;
+  } catch (err) {
+    if (err instanceof ApiError && err.alreadyExists) return false;
+    throw err;
+  }
+}

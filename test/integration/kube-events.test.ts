@@ -1,0 +1,70 @@
+import { EventRecorder } from '../../kube/events.js';
+import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import { createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+
+interface Ev extends KubeObject {
+  reason?: string;
+  message?: string;
+  count?: number;
+  type?: string;
+  source?: { component?: string; host?: string };
+  involvedObject?: { name?: string; kind?: string; uid?: string };
+}
+const rest = restClient();
+const events = new Resource<Ev>(rest, core.events);
+const cms = new Resource<KubeObject>(rest, core.configmaps);
+let ns = '';
+beforeAll(async () => {
+  ns = await createNamespace(rest, 'events');
+});
+afterAll(() => deleteNamespace(rest, ns));
+
+async function eventsFor(name: string): Promise<Ev[]> {
+  return (await events.list(ns, { fieldSelector: `involvedObject.name=${name}` })).items;
+}
+
+describe('EventRecorder on the real API server', () => {
+  it('turns identical events into one Event with a count', async () => {
+    const obj = await cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dedup', namespace: ns } });
+    const rec = new EventRecorder(rest, { component: 'kruise-ts-test', host: 'node-x' });
+    for (let i = 0; i < 10; i++) rec.event({ ...obj, apiVersion: 'v1', kind: 'ConfigMap' }, 'Warning', 'PullImageFailed', 'same text');
+    await rec.flush();
+    const evs = await eventsFor('dedup');
+    expect(evs).toHaveLength(1);
+    expect(evs[0]).toMatchObject({ reason: 'PullImageFailed', message: 'same text', count: 10, type: 'Warning', source: { component: 'kruise-ts-test', host: 'node-x' } });
+    expect(evs[0]?.involvedObject?.uid).toBe(obj.metadata?.uid);
+    expect(rec.stats).toMatchObject({ created: 1, patched: 9 });
+  });
+
+  it('rate-limits a flood of different events per object', async () => {
+    const obj = await cms.create({ metadata: { name: 'flood', namespace: ns } });
+    const rec = new EventRecorder(rest, { component: 'kruise-ts-test' }, { burst: 5, refillSeconds: 3600, similarLimit: 1000 });
+    for (let i = 0; i < 50; i++) rec.event({ ...obj, apiVersion: 'v1', kind: 'ConfigMap' }, 'Normal', `Reason${i}`, `message ${i}`);
+    await rec.flush();
+    expect(rec.stats.dropped).toBe(45);
+    expect(await eventsFor('flood')).toHaveLength(5);
+  });
+
+  it('combines many similar messages for one object and reason', async () => {
+    const obj = await cms.create({ metadata: { name: 'similar', namespace: ns } });
+    const rec = new EventRecorder(rest, { component: 'kruise-ts-test' }, { similarLimit: 3 });
+    for (let i = 0; i < 8; i++) rec.event({ ...obj, apiVersion: 'v1', kind: 'ConfigMap' }, 'Warning', 'Failed', `attempt ${i} failed`);
+    await rec.flush();
+    const evs = await eventually(async () => {
+      const e = await eventsFor('similar');
+      if (e.length === 0) throw new Error('none yet');
+      return e;
+    });
+    const combined = evs.filter((e) => e.message?.startsWith('(combined from similar events)'));
+    expect(evs).toHaveLength(4);
+    expect(combined).toHaveLength(1);
+    expect(combined[0]).toMatchObject({ count: 5, message: '(combined from similar events): attempt 7 failed' });
+  });
+
+  it('never throws to the caller when the API refuses the event', async () => {
+    const rec = new EventRecorder(rest, { component: 'kruise-ts-test' });
+    rec.event({ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', namespace: 'no-such-namespace-zz' }, 'Normal', 'R', 'm');
+    await rec.flush();
+    expect(rec.stats.failed).toBe(1);
+  });
+});

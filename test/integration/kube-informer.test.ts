@@ -1,0 +1,165 @@
+import { Informer } from '../../kube/informer.js';
+import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { FaultProxy } from '../proxy/fault-proxy.js';
+import { createNamespace, deleteNamespace, eventually, restClient, startProxy } from '../helpers/kube.js';
+
+interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
+const direct = restClient();
+const cms = new Resource<ConfigMap>(direct, core.configmaps);
+let ns = '';
+let proxy: FaultProxy;
+
+beforeAll(async () => {
+  ns = await createNamespace(direct, 'informer');
+  proxy = await startProxy();
+});
+afterAll(async () => {
+  await proxy.stop();
+  await deleteNamespace(direct, ns);
+});
+afterEach(() => proxy.reset());
+
+interface Recorded {
+  added: string[];
+  updated: string[];
+  deleted: string[];
+}
+
+function informer(opts: { label?: string; field?: string; viaProxy?: boolean } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
+  const rest = opts.viaProxy ? restClient(proxy.url) : direct;
+  const inf = new Informer<ConfigMap>(new Resource(rest, core.configmaps), {
+    namespace: ns,
+    ...(opts.label ? { labelSelector: opts.label } : {}),
+    ...(opts.field ? { fieldSelector: opts.field } : {}),
+    indexers: { byColor: (o) => (o.metadata?.labels?.['color'] ? [o.metadata.labels['color']] : []) },
+    backoffMinMs: 100,
+    backoffMaxMs: 1000,
+  });
+  const seen: Recorded = { added: [], updated: [], deleted: [] };
+  inf.on({
+    add: (o) => seen.added.push(o.metadata?.name ?? ''),
+    update: (_o, n) => seen.updated.push(n.metadata?.name ?? ''),
+    delete: (o) => seen.deleted.push(o.metadata?.name ?? ''),
+  });
+  const ac = new AbortController();
+  void inf.run(ac.signal);
+  return { inf, seen, stop: () => ac.abort() };
+}
+
+const cm = (name: string, labels: Record<string, string> = {}, data: Record<string, string> = {}): ConfigMap => ({
+  metadata: { name, namespace: ns, labels },
+  data,
+});
+
+describe('Informer on the real API server', () => {
+  it('lists, signals synced, then follows adds, updates and deletes, with indexes', async () => {
+    await cms.create(cm('a1', { suite: 'basic', color: 'red' }));
+    await cms.create(cm('a2', { suite: 'basic', color: 'blue' }));
+    const { inf, seen, stop } = informer({ label: 'suite=basic' });
+    try {
+      await inf.synced;
+      expect(inf.hasSynced()).toBe(true);
+      expect(inf.keys().sort()).toEqual([`${ns}/a1`, `${ns}/a2`]);
+      await cms.create(cm('a3', { suite: 'basic', color: 'red' }));
+      await cms.create(cm('other', { suite: 'nope' }));
+      await cms.patch(ns, 'a1', { data: { x: '1' } });
+      await cms.delete(ns, 'a2');
+      await eventually(() => {
+        expect(seen.added.sort()).toEqual(['a1', 'a2', 'a3']);
+        expect(seen.updated).toContain('a1');
+        expect(seen.deleted).toEqual(['a2']);
+      });
+      expect(inf.get(`${ns}/a1`)?.data).toEqual({ x: '1' });
+      expect(inf.byIndex('byColor', 'red').map((o) => o.metadata?.name).sort()).toEqual(['a1', 'a3']);
+      expect(inf.byIndex('byColor', 'blue')).toEqual([]);
+      expect(inf.get(`${ns}/other`)).toBeUndefined();
+      expect((inf.get(`${ns}/a1`)?.metadata as Record<string, unknown>)['managedFields']).toBeUndefined();
+    } finally {
+      stop();
+    }
+  });
+
+  it('watches one object by field selector metadata.name', async () => {
+    await cms.create(cm('solo'));
+    await cms.create(cm('not-solo'));
+    const { inf, stop } = informer({ field: 'metadata.name=solo' });
+    try {
+      await inf.synced;
+      expect(inf.keys()).toEqual([`${ns}/solo`]);
+    } finally {
+      stop();
+    }
+  });
+
+  it('resumes from its last resourceVersion when the watch is cut, without re-listing', async () => {
+    const { inf, seen, stop } = informer({ label: 'suite=cut', viaProxy: true });
+    try {
+      await inf.synced;
+      await proxy.waitForCount({ watch: true }, 1);
+      expect(proxy.cutWatches()).toBeGreaterThan(0);
+      await cms.create(cm('c1', { suite: 'cut' }));
+      await eventually(() => expect(seen.added).toEqual(['c1']));
+      expect(inf.stats.lists).toBe(1);
+      expect(inf.stats.watches).toBeGreaterThanOrEqual(2);
+    } finally {
+      stop();
+    }
+  });
+
+  it('re-lists after 410 Gone and reports the deletions it missed', async () => {
+    await cms.create(cm('g1', { suite: 'gone' }));
+    await cms.create(cm('g2', { suite: 'gone' }));
+    const { inf, seen, stop } = informer({ label: 'suite=gone', viaProxy: true });
+    try {
+      await inf.synced;
+      await proxy.waitForCount({ watch: true }, 1);
+      // While the client is blind (watch cut, next watch told "expired"), g1 disappears and g3 appears.
+      proxy.expireWatches(1);
+      proxy.failNext({ status: 500, times: 1, match: { watch: true } });
+      proxy.cutWatches();
+      await cms.delete(ns, 'g1');
+      await cms.create(cm('g3', { suite: 'gone' }));
+      await eventually(() => {
+        expect(inf.keys().sort()).toEqual([`${ns}/g2`, `${ns}/g3`]);
+        expect(seen.deleted).toEqual(['g1']);
+      });
+      expect(inf.stats.lists).toBeGreaterThanOrEqual(2);
+      expect(inf.stats.relistsAfterGone).toBeGreaterThanOrEqual(1);
+    } finally {
+      stop();
+    }
+  });
+
+  it('retries a list answered with 429 and 500 until it syncs', async () => {
+    await cms.create(cm('r1', { suite: 'retry' }));
+    proxy.failNext({ status: 500, times: 2, match: { method: 'GET', watch: false, path: /configmaps$/ } });
+    proxy.failNext({ status: 429, times: 1, retryAfterSeconds: 1, match: { method: 'GET', watch: false, path: /configmaps$/ } });
+    const { inf, stop } = informer({ label: 'suite=retry', viaProxy: true });
+    try {
+      await eventually(() => expect(inf.hasSynced()).toBe(true));
+      expect(inf.keys()).toEqual([`${ns}/r1`]);
+      expect(proxy.count({ method: 'GET', watch: false, status: 500 })).toBe(2);
+      expect(proxy.count({ method: 'GET', watch: false, status: 429 })).toBe(1);
+    } finally {
+      stop();
+    }
+  });
+
+  it('survives an API server outage and catches up afterwards', async () => {
+    const { inf, seen, stop } = informer({ label: 'suite=outage', viaProxy: true });
+    try {
+      await inf.synced;
+      proxy.refuseConnections();
+      await cms.create(cm('o1', { suite: 'outage' }));
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(seen.added).toEqual([]);
+      proxy.acceptConnections();
+      await eventually(() => expect(seen.added).toEqual(['o1']), 30_000);
+      expect(inf.stats.failures).toBeGreaterThan(0);
+    } finally {
+      stop();
+    }
+  });
+});
