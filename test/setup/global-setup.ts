@@ -3,6 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
+import type * as CrdsModule from '../../kube/crds.js';
+import type * as RestModule from '../../kube/rest.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -25,8 +27,8 @@ export default async function globalSetup(): Promise<void> {
     if (!existsSync(p)) throw new Error(`${p} is missing: run npm run build (npm test does)`);
     return pathToFileURL(p).href;
   };
-  const { installCrds } = (await import(built('kube/crds.js'))) as typeof import('../../kube/crds.js');
-  const { RestClient } = (await import(built('kube/rest.js'))) as typeof import('../../kube/rest.js');
+  const { installCrds } = (await import(built('kube/crds.js'))) as typeof CrdsModule;
+  const { RestClient } = (await import(built('kube/rest.js'))) as typeof RestModule;
   await installCrds(new RestClient(kc, { qps: 0 }), join(root, 'deploy', 'crds'));
 }
 
