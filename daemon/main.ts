@@ -1,10 +1,22 @@
 #!/usr/bin/env node
-import { detectRuntime } from './cri/endpoint.js';
-import { daemonFlags, explicitEndpoint } from './options.js';
-import { FlagError, helpText, parseFlags } from '../kube/flags.js';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import { DAEMON_USER_AGENT } from '../api/events.js';
+import type { NodeImage } from '../api/types/nodeimage.js';
 import { loadKubeConfig } from '../kube/config.js';
+import { FlagError, helpText, parseFlags } from '../kube/flags.js';
+import { serveOps } from '../kube/httpserver.js';
+import { kruise } from '../kube/kruise.js';
 import { errorFields, rootLogger, type LogLevel } from '../kube/log.js';
+import { RestClient } from '../kube/rest.js';
+import { Resource } from '../kube/resource.js';
+import { checkApiAccess } from '../kube/startup.js';
 import { version } from '../kube/version.js';
+import { CriClient } from './cri/client.js';
+import { detectRuntime } from './cri/endpoint.js';
+import { Daemon } from './daemon.js';
+import { DaemonMetrics } from './metrics.js';
+import { daemonFlags, explicitEndpoint } from './options.js';
 
 async function main(): Promise<number> {
   let flags;
@@ -26,29 +38,83 @@ async function main(): Promise<number> {
     return 0;
   }
   const log = rootLogger(flags.logLevel as LogLevel).child({ component: 'daemon' });
-  if (flags.nodeName === '') {
+  const node = flags.nodeName;
+  if (node === '') {
     log.error('no node name: set NODE_NAME (the DaemonSet passes spec.nodeName through the downward API) or --node-name');
     return 1;
   }
+  const metrics = new DaemonMetrics();
+  let rest: RestClient;
+  let cri: CriClient;
   try {
-    loadKubeConfig(flags.kubeconfig);
+    const kc = loadKubeConfig(flags.kubeconfig);
+    rest = new RestClient(kc, {
+      qps: flags.qps,
+      burst: flags.burst,
+      userAgent: `${DAEMON_USER_AGENT}/${version()} (${node})`,
+      observe: (verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }),
+    });
     const endpoint = explicitEndpoint(flags.runtimeEndpoint, flags.socketFile, flags.hostRoot);
     const runtime = await detectRuntime({ ...(endpoint ? { endpoint } : {}), hostRoot: flags.hostRoot });
-    log.info('container runtime found', {
-      node: flags.nodeName,
-      endpoint: runtime.endpoint,
-      runtime: `${runtime.runtimeName} ${runtime.runtimeVersion}`,
-    });
+    log.info('container runtime found', { node, endpoint: runtime.endpoint, runtime: `${runtime.runtimeName} ${runtime.runtimeVersion}` });
+    cri = new CriClient(runtime.endpoint);
+    await checkApiAccess(rest, new Resource<NodeImage>(rest, kruise.nodeImages).path(), 'NodeImage (apps.kruise.io/v1alpha1)');
   } catch (err) {
     log.error(err instanceof Error ? err.message : String(err), errorFields(err));
     return 1;
   }
+
+  const daemon = new Daemon({
+    node,
+    rest,
+    cri,
+    secretNamespace: flags.secretNamespace,
+    maxWorkers: flags.maxWorkers,
+    imageFsHighWatermark: flags.imageFsHighWatermark,
+    hostRoot: flags.hostRoot,
+    statusIntervalMs: flags.statusInterval * 1000,
+    metrics,
+    logger: log,
+  });
+  let server;
+  try {
+    server = await serveOps(
+      flags.addr,
+      metrics.registry,
+      [],
+      [
+        { name: 'nodeImageInformerSynced', check: () => assertSynced(daemon.synced()) },
+        { name: 'containerRuntime', check: async () => void (await cri.runtime('Version', { version: 'v1' }, { timeoutMs: 2000, waitForReady: false })) },
+      ],
+    );
+  } catch (err) {
+    log.error((err as Error).message, errorFields(err));
+    return 1;
+  }
+  daemon.start();
+  const port = (server.address() as AddressInfo | null)?.port;
+  log.info('started', { node, version: version(), host: hostname(), addr: flags.addr, port, maxWorkers: flags.maxWorkers });
+
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
   });
-  log.info('stopping');
+  log.info('stopping: finishing status writes');
+  const hardStop = setTimeout(() => {
+    log.error('shutdown took too long, exiting');
+    process.exit(1);
+  }, 8_000);
+  hardStop.unref();
+  await daemon.stop();
+  server.close();
+  cri.close();
+  await rest.close();
+  log.info('stopped');
   return 0;
+}
+
+function assertSynced(synced: boolean): void {
+  if (!synced) throw new Error('not synced');
 }
 
 process.exitCode = await main();

@@ -149,6 +149,11 @@ export class RestClient {
     });
   }
 
+  /** Closes pooled connections; the client must not be used afterwards. */
+  async close(): Promise<void> {
+    (await this.agent).destroy();
+  }
+
   /** Headers are asked for on every request, so rotating tokens (service-account files) are picked up. */
   private async headers(): Promise<Record<string, string>> {
     const o: https.RequestOptions = {};
@@ -292,6 +297,8 @@ export class RestClient {
         onEvent(ev);
       });
       res.on('error', finish);
+      // readline re-emits its input's errors on the interface itself.
+      lines.on('error', finish);
       res.on('aborted', () => finish(new Error('connection closed mid-stream')));
       res.on('close', () => (res.complete ? finish() : finish(new Error('connection closed mid-stream'))));
       lines.on('close', () => {

@@ -72,6 +72,7 @@ const readOnly = new Set([
   'ImageStatus',
   'ImageFsInfo',
   'ListStatuses',
+  'Info',
 ]);
 
 /**
@@ -118,6 +119,17 @@ export class CriClient {
     opts: CallOptions = {},
   ): Promise<Out<ImageServiceDefinition[K]>> {
     return this.unary(method, unaryDef(this.imgDef[method]), req, opts);
+  }
+
+  /** Size of a blob in containerd's content store, or undefined when it is not there. */
+  async contentSize(digest: string, opts: CallOptions = {}): Promise<number | undefined> {
+    try {
+      const res = await this.unary('Info', this.contentDef.Info, { digest }, { timeoutMs: 5_000, ...opts }, { 'containerd-namespace': this.namespace });
+      return Number(res.info?.size ?? 0);
+    } catch (err) {
+      if (err instanceof CriError && err.kind === 'not-found') return undefined;
+      throw err;
+    }
   }
 
   /** Active content ingests (layer downloads in flight) from containerd's native API. */

@@ -29,7 +29,12 @@ export default async function globalSetup(): Promise<void> {
   };
   const { installCrds } = (await import(built('kube/crds.js'))) as typeof CrdsModule;
   const { RestClient } = (await import(built('kube/rest.js'))) as typeof RestModule;
-  await installCrds(new RestClient(kc, { qps: 0 }), join(root, 'deploy', 'crds'));
+  const rest = new RestClient(kc, { qps: 0 });
+  try {
+    await installCrds(rest, join(root, 'deploy', 'crds'));
+  } finally {
+    await rest.close();
+  }
 }
 
 function startEnvironment(): void {

@@ -1,0 +1,81 @@
+import type { NodeImage } from '../api/types/nodeimage.js';
+import { EVENT_SOURCE_DAEMON_IMAGE_PULLER } from '../api/events.js';
+import { EventRecorder } from '../kube/events.js';
+import { Informer } from '../kube/informer.js';
+import { kruise } from '../kube/kruise.js';
+import { componentLogger, type Logger } from '../kube/log.js';
+import type { RestClient } from '../kube/rest.js';
+import { core, Resource } from '../kube/resource.js';
+import type { CriClient } from './cri/client.js';
+import { ImagePuller } from './imagepuller/controller.js';
+import { DiskGuard } from './imagepuller/diskguard.js';
+import { ProgressPoller } from './imagepuller/progress.js';
+import { SecretSource, type Secret } from './imagepuller/secrets.js';
+import { DaemonMetrics } from './metrics.js';
+
+export interface DaemonConfig {
+  node: string;
+  rest: RestClient;
+  cri: CriClient;
+  secretNamespace: string;
+  maxWorkers: number;
+  imageFsHighWatermark: number;
+  hostRoot: string;
+  statusIntervalMs: number;
+  metrics?: DaemonMetrics;
+  /** Byte progress from containerd's content API (off for runtimes without it). */
+  progress?: boolean;
+  /** Retry backoff start for pulls (1 s in production). */
+  pullBackoffBaseMs?: number;
+  logger?: Logger;
+}
+
+/**
+ * The node agent's parts wired together, without flags or servers, so the binary, the tests and
+ * the scale simulation run the same code.
+ */
+export class Daemon {
+  readonly metrics: DaemonMetrics;
+  readonly nodeImageInformer: Informer<NodeImage>;
+  readonly puller: ImagePuller;
+  private readonly stopSignal = new AbortController();
+
+  constructor(readonly config: DaemonConfig) {
+    this.metrics = config.metrics ?? new DaemonMetrics();
+    const log = config.logger ?? componentLogger('daemon');
+    const nodeImages = new Resource<NodeImage>(config.rest, kruise.nodeImages);
+    // Only this node's NodeImage: one watch, never a cluster-wide list.
+    this.nodeImageInformer = new Informer<NodeImage>(nodeImages, { fieldSelector: `metadata.name=${config.node}`, logger: log });
+    const guard = new DiskGuard(config.cri, config.imageFsHighWatermark, config.hostRoot);
+    this.puller = new ImagePuller({
+      node: config.node,
+      cri: config.cri,
+      nodeImages,
+      informer: this.nodeImageInformer,
+      secrets: new SecretSource(new Resource<Secret>(config.rest, core.secrets), config.secretNamespace),
+      events: new EventRecorder(config.rest, { component: EVENT_SOURCE_DAEMON_IMAGE_PULLER, host: config.node }),
+      metrics: this.metrics,
+      diskCheck: () => guard.check(),
+      ...(config.progress === false ? {} : { progress: new ProgressPoller(config.cri) }),
+      maxWorkers: config.maxWorkers,
+      statusMinIntervalMs: config.statusIntervalMs,
+      ...(config.pullBackoffBaseMs !== undefined ? { backoffBaseMs: config.pullBackoffBaseMs } : {}),
+      logger: log.child({ component: 'imagepuller' }),
+    });
+  }
+
+  start(): void {
+    void this.nodeImageInformer.run(this.stopSignal.signal);
+    this.puller.start();
+  }
+
+  synced(): boolean {
+    return this.nodeImageInformer.hasSynced();
+  }
+
+  /** Stops taking work, cancels what runs (a restart resumes it) and flushes status writes. */
+  async stop(): Promise<void> {
+    await this.puller.stop();
+    this.stopSignal.abort();
+  }
+}

@@ -1,0 +1,238 @@
+import pLimit from 'p-limit';
+import { EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, REASON_PULL_IMAGE_SUCCEED } from '../../api/events.js';
+import { API_VERSION_V1ALPHA1, KIND_IMAGE_PULL_JOB, KIND_NODE_IMAGE } from '../../api/group-version.js';
+import { formatTime } from '../../api/time.js';
+import type { ImageTagSpec, NodeImage } from '../../api/types/nodeimage.js';
+import type { EventRecorder, EventTarget } from '../../kube/events.js';
+import type { Informer } from '../../kube/informer.js';
+import { componentLogger, errorFields, type Logger } from '../../kube/log.js';
+import type { Resource } from '../../kube/resource.js';
+import { WorkQueue } from '../../kube/workqueue.js';
+import type { CriClient } from '../cri/client.js';
+import { joinNameTag } from '../cri/reference.js';
+import { credentialsFor } from './credentials.js';
+import type { DaemonMetrics } from '../metrics.js';
+import { planPulls, type PullPlan } from './plan.js';
+import type { ProgressPoller } from './progress.js';
+import type { SecretSource } from './secrets.js';
+import { isFinal, tagKey, type DesiredTag, type TagState } from './state.js';
+import { buildStatus } from './status.js';
+import { StatusWriter } from './statuswriter.js';
+import { runPull, SharedPulls, type PullOutcome } from './worker.js';
+
+export interface ImagePullerOptions {
+  node: string;
+  cri: CriClient;
+  nodeImages: Resource<NodeImage>;
+  informer: Informer<NodeImage>;
+  secrets: SecretSource;
+  events: EventRecorder;
+  metrics: DaemonMetrics;
+  diskCheck: () => Promise<string | undefined>;
+  progress?: ProgressPoller;
+  maxWorkers: number;
+  statusMinIntervalMs?: number;
+  backoffBaseMs?: number;
+  logger?: Logger;
+}
+
+interface Running {
+  version: number;
+  abort: AbortController;
+}
+
+/**
+ * The image puller: makes this node hold what its NodeImage asks for. One reconcile key (the node);
+ * each reconcile plans against the cached NodeImage, starts and stops pulls in a node-wide worker
+ * pool, and hands the resulting status to the coalescing status writer.
+ */
+export class ImagePuller {
+  private readonly states = new Map<string, TagState>();
+  private readonly running = new Map<string, Running>();
+  private readonly pool: ReturnType<typeof pLimit>;
+  private readonly queue: WorkQueue;
+  private readonly writer: StatusWriter;
+  private readonly log: Logger;
+  private readonly shared: SharedPulls;
+  private stopped = false;
+
+  constructor(private readonly o: ImagePullerOptions) {
+    this.shared = new SharedPulls(o.cri);
+    this.log = o.logger ?? componentLogger('imagepuller');
+    this.pool = pLimit(o.maxWorkers);
+    this.queue = new WorkQueue({
+      name: 'imagepuller',
+      concurrency: 1,
+      backoffBaseMs: 500,
+      backoffMaxMs: 50_000,
+      logger: this.log,
+      metrics: { depth: (n) => o.metrics.queueDepth.set({ queue: 'imagepuller' }, n) },
+    });
+    this.writer = new StatusWriter(o.nodeImages, o.informer, o.node, (ni) => buildStatus(ni.spec, this.states, ni.status), {
+      logger: this.log,
+      ...(o.statusMinIntervalMs !== undefined ? { minIntervalMs: o.statusMinIntervalMs } : {}),
+      onWrite: (result) => o.metrics.statusWrites.inc({ resource: 'nodeimages/status', result }),
+    });
+    o.informer.on({
+      add: () => this.queue.add(o.node),
+      // Status-only updates (our own writes among them) change nothing to plan.
+      update: (a, b) => {
+        if (JSON.stringify(a.spec) !== JSON.stringify(b.spec)) this.queue.add(o.node);
+      },
+      delete: () => this.queue.add(o.node),
+    });
+  }
+
+  start(): void {
+    this.queue.start(() => this.reconcile());
+  }
+
+  /** Stops taking work, cancels pulls in flight (they resume after a restart) and writes the status. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.queue.shutdown();
+    for (const r of this.running.values()) r.abort.abort();
+    this.pool.clearQueue();
+    await this.writer.flush();
+    this.writer.stop();
+  }
+
+  /** For tests and metrics: what the puller holds in memory. */
+  snapshot(): TagState[] {
+    return [...this.states.values()].map((s) => ({ ...s }));
+  }
+
+  private async reconcile(): Promise<void> {
+    const ni = this.o.informer.get(this.o.node);
+    if (!ni) {
+      // Not created yet, or deleted with its Node: nothing to pull, nothing to report.
+      for (const r of this.running.values()) r.abort.abort();
+      this.running.clear();
+      this.states.clear();
+      return;
+    }
+    const runningVersions = new Map([...this.running].map(([k, r]) => [k, r.version]));
+    const plan = planPulls(ni.spec, ni.status, runningVersions, this.states);
+    this.apply(plan, ni);
+  }
+
+  private apply(plan: PullPlan, ni: NodeImage): void {
+    const wanted = new Set(plan.desired.map((d) => d.key));
+    for (const key of plan.cancel) {
+      this.running.get(key)?.abort.abort();
+      this.running.delete(key);
+    }
+    for (const key of [...this.states.keys()]) if (!wanted.has(key)) this.states.delete(key);
+    for (const s of plan.adopt) this.states.set(tagKey(s.image, s.tag), s);
+    for (const d of plan.start) this.startPull(d, ni);
+    this.o.metrics.pullsWaiting.set(this.pool.pendingCount);
+    if (plan.start.length > 0 || plan.adopt.length > 0 || plan.cancel.length > 0) this.writer.markDirty(true);
+    else this.writer.markDirty(false);
+  }
+
+  private startPull(d: DesiredTag, ni: NodeImage): void {
+    const abort = new AbortController();
+    const run: Running = { version: d.version, abort };
+    this.running.set(d.key, run);
+    const state: TagState = { image: d.image, tag: d.tag, version: d.version, phase: 'Waiting', progress: 0 };
+    this.states.set(d.key, state);
+    const current = (): boolean => this.running.get(d.key) === run && !this.stopped;
+    const log = this.log.child({ nodeImage: this.o.node, image: d.image, tag: d.tag, version: d.version });
+    void this.pool(async () => {
+      if (!current()) return;
+      this.o.metrics.pullsInFlight.inc();
+      this.o.metrics.pullsWaiting.set(this.pool.pendingCount);
+      const t0 = Date.now();
+      let outcome: PullOutcome | undefined;
+      try {
+        log.info('pulling');
+        outcome = await runPull(
+          {
+            image: d.image,
+            tag: d.tag,
+            version: d.version,
+            ref: joinNameTag(d.image, d.tag),
+            ...pullPolicyOf(d.spec),
+            ...(d.imageSpec.sandboxConfig ? { sandboxConfig: d.imageSpec.sandboxConfig } : {}),
+          },
+          {
+            cri: this.o.cri,
+            shared: this.shared,
+            ...(this.o.progress ? { progress: this.o.progress } : {}),
+            diskCheck: this.o.diskCheck,
+            auths: async () => credentialsFor(joinNameTag(d.image, d.tag), await this.o.secrets.keyring(d.imageSpec.pullSecrets ?? [])),
+            ...(this.o.backoffBaseMs !== undefined ? { backoffBaseMs: this.o.backoffBaseMs } : {}),
+          },
+          (patch) => {
+            if (!current()) return;
+            Object.assign(state, patch);
+            this.writer.markDirty(patch.phase !== undefined && patch.phase !== 'Pulling');
+          },
+          abort.signal,
+        );
+      } catch (err) {
+        outcome = { phase: 'Failed', message: `unexpected error: ${(err as Error).message}`, reason: 'other', bytes: 0, attempts: 0 };
+        log.error('pull crashed', errorFields(err));
+      } finally {
+        this.o.metrics.pullsInFlight.dec();
+      }
+      // A stopped pull (tag removed, version bumped, shutdown) records nothing and tells no one.
+      if (!outcome || !current()) return;
+      this.finish(d, state, outcome, (Date.now() - t0) / 1000, ni, log);
+    });
+  }
+
+  private finish(d: DesiredTag, state: TagState, outcome: PullOutcome, seconds: number, ni: NodeImage, log: Logger): void {
+    this.running.delete(d.key);
+    delete state.message;
+    state.phase = outcome.phase;
+    state.completionTime = formatTime(new Date());
+    if (outcome.phase === 'Succeeded') {
+      state.progress = 100;
+      if (outcome.imageID) state.imageID = outcome.imageID;
+      this.o.metrics.pullBytes.inc(outcome.bytes);
+      log.info('pulled', { seconds: Number(seconds.toFixed(3)), bytes: outcome.bytes, attempts: outcome.attempts });
+      this.o.events.event(nodeImageTarget(ni), EVENT_TYPE_NORMAL, REASON_PULL_IMAGE_SUCCEED, `Image ${d.image}:${d.tag}, elapsedTime ${seconds.toFixed(3)}s`);
+    } else {
+      if (outcome.message) state.message = outcome.message;
+      log.warn('pull failed', { reason: outcome.reason, attempts: outcome.attempts, error: outcome.message });
+      const text = `Image ${d.image}:${d.tag} failed to pull: ${outcome.message ?? 'unknown error'}`;
+      this.o.events.event(nodeImageTarget(ni), EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, text);
+      for (const owner of ownersOf(d.spec)) this.o.events.event(owner, EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, text);
+    }
+    this.o.metrics.pulls.inc({ result: outcome.phase, reason: outcome.reason ?? '' });
+    this.o.metrics.pullDuration.observe({ result: outcome.phase }, seconds);
+    if (isFinal(state.phase)) this.writer.markDirty(true);
+  }
+}
+
+function pullPolicyOf(t: ImageTagSpec): { timeoutSeconds?: number; backoffLimit?: number; activeDeadlineSeconds?: number; imagePullPolicy?: 'Always' | 'IfNotPresent' } {
+  const p = t.pullPolicy ?? {};
+  return {
+    ...(p.timeoutSeconds !== undefined ? { timeoutSeconds: p.timeoutSeconds } : {}),
+    ...(p.backoffLimit !== undefined ? { backoffLimit: p.backoffLimit } : {}),
+    ...(p.activeDeadlineSeconds !== undefined ? { activeDeadlineSeconds: p.activeDeadlineSeconds } : {}),
+    ...(t.imagePullPolicy ? { imagePullPolicy: t.imagePullPolicy } : {}),
+  };
+}
+
+function nodeImageTarget(ni: NodeImage): EventTarget {
+  return {
+    apiVersion: API_VERSION_V1ALPHA1,
+    kind: KIND_NODE_IMAGE,
+    name: ni.metadata?.name ?? '',
+    ...(ni.metadata?.uid ? { uid: ni.metadata.uid } : {}),
+  };
+}
+
+function ownersOf(t: ImageTagSpec): EventTarget[] {
+  return (t.ownerReferences ?? [])
+    .filter((o) => o.kind === KIND_IMAGE_PULL_JOB && o.name)
+    .map((o) => ({
+      apiVersion: o.apiVersion ?? API_VERSION_V1ALPHA1,
+      kind: KIND_IMAGE_PULL_JOB,
+      name: o.name ?? '',
+      ...(o.namespace ? { namespace: o.namespace } : {}),
+      ...(o.uid ? { uid: o.uid } : {}),
+    }));
+}

@@ -1,0 +1,114 @@
+import { jsonEqual } from '../../api/json-equal.js';
+import type { NodeImage, NodeImageStatus } from '../../api/types/nodeimage.js';
+import type { Informer } from '../../kube/informer.js';
+import { componentLogger, errorFields, type Logger } from '../../kube/log.js';
+import type { Resource } from '../../kube/resource.js';
+import { updateWithRetry } from '../../kube/write.js';
+
+export interface StatusWriterOptions {
+  /** Progress-only changes are written at most this often. */
+  minIntervalMs?: number;
+  /** Results are written this soon, so a burst of them becomes one write. */
+  urgentDelayMs?: number;
+  logger?: Logger;
+  onWrite?: (result: 'written' | 'skipped' | 'error') => void;
+}
+
+/**
+ * Writes the node's NodeImage status through the status subresource, coalescing changes: results
+ * (a tag finished, a new tag appeared) go out within `urgentDelayMs`, progress at most every
+ * `minIntervalMs`; nothing is written when the server already holds the same status; conflicts
+ * re-read and rebuild from the fresh spec; failed writes retry with backoff and are never dropped.
+ */
+export class StatusWriter {
+  private dirty = false;
+  private urgent = false;
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+  private lastWrite = 0;
+  private failures = 0;
+  private stopped = false;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly nodeImages: Resource<NodeImage>,
+    private readonly informer: Informer<NodeImage>,
+    private readonly node: string,
+    private readonly build: (ni: NodeImage) => NodeImageStatus,
+    private readonly opts: StatusWriterOptions = {},
+  ) {
+    this.log = opts.logger ?? componentLogger('imagepuller-status');
+  }
+
+  markDirty(urgent: boolean): void {
+    if (this.stopped) return;
+    this.dirty = true;
+    this.urgent ||= urgent;
+    this.schedule();
+  }
+
+  /** Writes whatever is pending now (shutdown). */
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.writing;
+    if (this.dirty) await this.write();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private schedule(): void {
+    if (this.timer || this.writing) return;
+    const backoff = this.failures > 0 ? Math.min(30_000, 1000 * 2 ** (this.failures - 1)) : 0;
+    const wait = this.urgent
+      ? (this.opts.urgentDelayMs ?? 100)
+      : Math.max(this.opts.urgentDelayMs ?? 100, this.lastWrite + (this.opts.minIntervalMs ?? 5000) - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.write();
+    }, Math.max(wait, backoff));
+  }
+
+  private async write(): Promise<void> {
+    if (this.writing) return this.writing;
+    this.dirty = false;
+    this.urgent = false;
+    this.writing = this.doWrite().finally(() => {
+      this.writing = undefined;
+      if (this.dirty && !this.stopped) this.schedule();
+    });
+    return this.writing;
+  }
+
+  private async doWrite(): Promise<void> {
+    const cached = this.informer.get(this.node);
+    if (!cached) return;
+    if (jsonEqual(this.build(cached), cached.status)) {
+      this.opts.onWrite?.('skipped');
+      return;
+    }
+    try {
+      await updateWithRetry(
+        this.nodeImages,
+        undefined,
+        this.node,
+        (fresh) => {
+          const status = this.build(fresh);
+          return jsonEqual(status, fresh.status) ? undefined : { ...fresh, status };
+        },
+        { status: true, initial: cached },
+      );
+      this.lastWrite = Date.now();
+      this.failures = 0;
+      this.opts.onWrite?.('written');
+    } catch (err) {
+      this.failures++;
+      this.dirty = true;
+      this.opts.onWrite?.('error');
+      this.log.warn('cannot write NodeImage status, will retry', { nodeImage: this.node, attempt: this.failures, ...errorFields(err) });
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** The daemon's metrics, one registry per process. */
+export class DaemonMetrics {
+  readonly registry = new Registry();
+  readonly pullDuration = new Histogram({
+    name: 'kruise_daemon_image_pull_duration_seconds',
+    help: 'Time from a tag starting to pull to its result, by result.',
+    labelNames: ['result'] as const,
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
+    registers: [this.registry],
+  });
+  readonly pullBytes = new Counter({
+    name: 'kruise_daemon_image_pull_bytes_total',
+    help: 'Compressed layer bytes downloaded by successful pulls.',
+    registers: [this.registry],
+  });
+  readonly pulls = new Counter({
+    name: 'kruise_daemon_image_pulls_total',
+    help: 'Finished tag pulls by result and failure reason.',
+    labelNames: ['result', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly pullsInFlight = new Gauge({
+    name: 'kruise_daemon_image_pulls_in_flight',
+    help: 'Tags being pulled right now.',
+    registers: [this.registry],
+  });
+  readonly pullsWaiting = new Gauge({
+    name: 'kruise_daemon_image_pulls_waiting',
+    help: 'Tags waiting for a pull worker.',
+    registers: [this.registry],
+  });
+  readonly queueDepth = new Gauge({
+    name: 'kruise_daemon_workqueue_depth',
+    help: 'Keys waiting in a work queue.',
+    labelNames: ['queue'] as const,
+    registers: [this.registry],
+  });
+  readonly statusWrites = new Counter({
+    name: 'kruise_daemon_status_writes_total',
+    help: 'Status writes by resource and result.',
+    labelNames: ['resource', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly apiRequests = new Counter({
+    name: 'kruise_daemon_api_requests_total',
+    help: 'Kubernetes API requests by verb, resource and HTTP code (0: no answer).',
+    labelNames: ['verb', 'resource', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,371 @@
+import { execFileSync } from 'node:child_process';
+import type { ImageSpec, ImageTagSpec } from '../../api/types/nodeimage.js';
+import { CriClient } from '../../daemon/cri/client.js';
+import { SharedPulls } from '../../daemon/imagepuller/worker.js';
+import { kruise } from '../../kube/kruise.js';
+import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { FaultProxy } from '../proxy/fault-proxy.js';
+import { registryDigest } from '../helpers/env.js';
+import { nodeImages, privateContainerd, startDaemon, tagStatus, type InProcessDaemon } from '../helpers/daemon.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, startProxy } from '../helpers/kube.js';
+import { ThrottleProxy } from '../helpers/throttle.js';
+
+const env = clusterEnv();
+const rest = restClient();
+const nis = nodeImages(rest);
+const secrets = new Resource<KubeObject & { type?: string; data?: Record<string, string> }>(rest, core.secrets);
+let ns = '';
+let ctrd: ReturnType<typeof privateContainerd>;
+let cri: CriClient;
+let slow: ThrottleProxy;
+let proxy: FaultProxy;
+const running: InProcessDaemon[] = [];
+const created: string[] = [];
+
+beforeAll(async () => {
+  ns = await createNamespace(rest, 'puller');
+  ctrd = privateContainerd('puller');
+  cri = new CriClient(ctrd.socket);
+  // 52 MB at 8 MB/s: a big pull lasts several seconds, long enough to act on while it runs.
+  slow = await ThrottleProxy.start(env.registryOpen, 8_000_000);
+  proxy = await startProxy();
+});
+afterAll(async () => {
+  for (const d of running) await d.stop();
+  for (const n of created) await nis.delete(undefined, n).catch(() => undefined);
+  await proxy.stop();
+  await slow.stop();
+  cri.close();
+  ctrd.ctl('down');
+  await deleteNamespace(rest, ns);
+});
+
+let seq = 0;
+function node(label: string): string {
+  return `${ns}-${label}-${seq++}`;
+}
+
+function daemon(name: string, over: Parameters<typeof startDaemon>[3] = {}, viaProxy = false): InProcessDaemon {
+  const d = startDaemon(name, viaProxy ? restClient(proxy.url) : rest, ctrd.socket, { secretNamespace: ns, ...over });
+  running.push(d);
+  return d;
+}
+
+function tag(t: string, over: Partial<ImageTagSpec> = {}): ImageTagSpec {
+  return {
+    tag: t,
+    version: 0,
+    createdAt: new Date().toISOString(),
+    imagePullPolicy: 'Always',
+    pullPolicy: { timeoutSeconds: 60, backoffLimit: 1, ttlSecondsAfterFinished: 300 },
+    ...over,
+  };
+}
+
+async function createNodeImage(name: string, images: Record<string, ImageSpec>): Promise<void> {
+  await nis.create({ metadata: { name }, spec: { images } });
+  created.push(name);
+}
+
+async function setImages(name: string, images: Record<string, ImageSpec>): Promise<void> {
+  const cur = await nis.get(undefined, name);
+  await nis.update({ ...cur, spec: { images } });
+}
+
+async function final(name: string, image: string, t: string, timeoutMs = 60_000): Promise<NonNullable<ReturnType<typeof tagStatus>>> {
+  return eventually(async () => {
+    const s = tagStatus(await nis.get(undefined, name), image, t);
+    if (!s || (s.phase !== 'Succeeded' && s.phase !== 'Failed')) throw new Error(`${image}:${t} not finished: ${JSON.stringify(s)}`);
+    return s;
+  }, timeoutMs);
+}
+
+async function removeImage(ref: string): Promise<void> {
+  await cri.image('RemoveImage', { image: { image: ref } });
+}
+
+function pulls(ref: string): number {
+  return ctrd.pullLog().filter((l) => l.includes(`PullImage \\"${ref}\\"`)).length;
+}
+
+const open = (): string => env.registryOpen;
+const many = (n: number): string => `${open()}/many-${String(n).padStart(3, '0')}`;
+
+async function eventsFor(name: string, namespace = 'default'): Promise<Array<{ reason?: string; message?: string; type?: string; source?: { component?: string; host?: string } }>> {
+  const res = new Resource<KubeObject & { reason?: string; message?: string; type?: string; source?: { component?: string; host?: string } }>(rest, core.events);
+  return (await res.list(namespace, { fieldSelector: `involvedObject.name=${name}` })).items;
+}
+
+describe('image puller (real daemon code, real containerd, real API server)', () => {
+  it('waits quietly for a NodeImage that does not exist yet, then pulls what it asks for', async () => {
+    const name = node('basic');
+    const d = daemon(name);
+    await eventually(() => expect(d.daemon.synced()).toBe(true));
+    await removeImage(`${many(31)}:1.0`);
+    await createNodeImage(name, { [many(31)]: { tags: [tag('1.0')] } });
+    const s = await final(name, many(31), '1.0');
+    expect(s).toMatchObject({ phase: 'Succeeded', progress: 100, version: 0 });
+    expect(s.imageID).toMatch(new RegExp(`^${many(31)}@sha256:[a-f0-9]{64}$`));
+    expect(s.startTime).toBeDefined();
+    expect(s.completionTime).toBeDefined();
+    const ni = await nis.get(undefined, name);
+    expect(ni.status).toMatchObject({ desired: 1, succeeded: 1, failed: 0, pulling: 0, waiting: 0 });
+    expect((await cri.image('ImageStatus', { image: { image: `${many(31)}:1.0` } })).image?.id).toBeTruthy();
+    await eventually(async () => {
+      const evs = await eventsFor(name);
+      expect(evs.find((e) => e.reason === 'PullImageSucceed')).toMatchObject({ type: 'Normal', source: { component: 'kruise-daemon-imagepuller', host: name } });
+    });
+    // One tag, one quick pull: its status is written at most three times.
+    const written = await d.daemon.metrics.statusWrites.get();
+    const n = written.values.filter((v) => v.labels['result'] === 'written').reduce((a, v) => a + v.value, 0);
+    expect(n).toBeGreaterThanOrEqual(1);
+    expect(n).toBeLessThanOrEqual(3);
+  });
+
+  it('never runs more pulls than --max-workers-for-pull-image, queueing the rest as Waiting', async () => {
+    const name = node('workers');
+    const d = daemon(name, { maxWorkers: 2 });
+    const images: Record<string, ImageSpec> = {};
+    for (let i = 32; i < 38; i++) {
+      const ref = `${slow.address}/many-${String(i).padStart(3, '0')}`;
+      await removeImage(`${ref}:1.0`);
+      images[ref] = { tags: [tag('1.0')] };
+    }
+    await createNodeImage(name, images);
+    let maxPulling = 0;
+    let sawWaiting = false;
+    await eventually(
+      async () => {
+        const snap = d.daemon.puller.snapshot();
+        maxPulling = Math.max(maxPulling, snap.filter((s) => s.phase === 'Pulling').length);
+        sawWaiting ||= snap.some((s) => s.phase === 'Waiting');
+        const ni = await nis.get(undefined, name);
+        expect(ni.status?.succeeded).toBe(6);
+      },
+      60_000,
+      20,
+    );
+    expect(maxPulling).toBe(2);
+    expect(sawWaiting).toBe(true);
+  });
+
+  it('IfNotPresent succeeds at once for an image already there; Always pulls and can fail', async () => {
+    const name = node('policy');
+    daemon(name);
+    // An image the node has under a name whose registry does not exist: only a real pull would fail.
+    await cri.pullImage(`${many(38)}:1.0`, undefined, undefined);
+    execFileSync('ctr', ['--address', ctrd.socket, '-n', 'k8s.io', 'images', 'tag', '--force', `${many(38)}:1.0`, '127.0.0.1:1/fake/img:1.0']);
+    const before = pulls('127.0.0.1:1/fake/img:1.0');
+    await createNodeImage(name, { '127.0.0.1:1/fake/img': { tags: [tag('1.0', { imagePullPolicy: 'IfNotPresent' })] } });
+    expect(await final(name, '127.0.0.1:1/fake/img', '1.0')).toMatchObject({ phase: 'Succeeded', progress: 100 });
+    expect(pulls('127.0.0.1:1/fake/img:1.0')).toBe(before);
+    await setImages(name, { '127.0.0.1:1/fake/img': { tags: [tag('1.0', { version: 1, imagePullPolicy: 'Always', pullPolicy: { timeoutSeconds: 10, backoffLimit: 0 } })] } });
+    const s = await eventually(async () => {
+      const t = await final(name, '127.0.0.1:1/fake/img', '1.0');
+      if (t.version !== 1) throw new Error('old version');
+      return t;
+    });
+    expect(s.phase).toBe('Failed');
+    expect(s.message).toMatch(/^registry unreachable: .*connection refused/);
+  });
+
+  it('pulls again when the tag version goes up', async () => {
+    const name = node('version');
+    daemon(name);
+    await createNodeImage(name, { [many(40)]: { tags: [tag('1.0')] } });
+    const first = await final(name, many(40), '1.0');
+    const before = pulls(`${many(40)}:1.0`);
+    await setImages(name, { [many(40)]: { tags: [tag('1.0', { version: 1 })] } });
+    const second = await eventually(async () => {
+      const s = await final(name, many(40), '1.0');
+      if (s.version !== 1) throw new Error('still version 0');
+      return s;
+    });
+    expect(second.phase).toBe('Succeeded');
+    expect(Date.parse(second.completionTime ?? '')).toBeGreaterThanOrEqual(Date.parse(first.completionTime ?? ''));
+    expect(pulls(`${many(40)}:1.0`)).toBe(before + 1);
+  });
+
+  it('pulls a tag that is a digest by digest', async () => {
+    const name = node('digest');
+    daemon(name);
+    const digest = await registryDigest(open(), 'many-039', '1.0');
+    await removeImage(`${many(39)}@${digest}`);
+    await createNodeImage(name, { [many(39)]: { tags: [tag(digest)] } });
+    const s = await final(name, many(39), digest);
+    expect(s.phase).toBe('Succeeded');
+    expect(pulls(`${many(39)}@${digest}`)).toBeGreaterThan(0);
+    expect((await cri.image('ImageStatus', { image: { image: `${many(39)}@${digest}` } })).image?.repo_digests).toContain(`${many(39)}@${digest}`);
+  });
+
+  it('reports byte progress strictly between 0 and 100 while a large image downloads, and stops a pull whose tag is removed', async () => {
+    const name = node('progress');
+    daemon(name);
+    const big = `${slow.address}/big`;
+    await removeImage(`${big}:1.0`);
+    await createNodeImage(name, { [big]: { tags: [tag('1.0')] } });
+    const seen = new Set<number>();
+    await eventually(
+      async () => {
+        const p = tagStatus(await nis.get(undefined, name), big, '1.0')?.progress ?? 0;
+        seen.add(p);
+        expect([...seen].filter((x) => x > 0 && x < 100).length).toBeGreaterThanOrEqual(2);
+      },
+      30_000,
+      200,
+    );
+    await setImages(name, {});
+    await eventually(async () => {
+      const ni = await nis.get(undefined, name);
+      expect(ni.status?.imageStatuses).toBeUndefined();
+      expect(ni.status?.desired).toBe(0);
+      expect((await cri.ingests()).filter((i) => i.ref.startsWith('layer-'))).toEqual([]);
+    }, 20_000);
+    expect((await cri.image('ImageStatus', { image: { image: `${big}:1.0` } })).image).toBeNull();
+    // Stopping a pull because its tag went away is not a failure (upstream reports one).
+    expect((await eventsFor(name)).filter((e) => e.reason === 'PullImageFailed')).toEqual([]);
+  });
+
+  describe('credentials', () => {
+    const priv = (): string => `${env.registryAuth}/private/busybox`;
+    async function dockerSecret(secretName: string, namespace: string, auths: unknown, raw?: string): Promise<void> {
+      const json = raw ?? JSON.stringify({ auths });
+      await secrets.create({
+        metadata: { name: secretName, namespace },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: { '.dockerconfigjson': Buffer.from(json).toString('base64') },
+      });
+    }
+
+    it('pulls a private image with a good secret from the daemon namespace', async () => {
+      const name = node('secret-good');
+      daemon(name);
+      await removeImage(`${priv()}:1.0`);
+      await dockerSecret('good', ns, { [`http://${env.registryAuth}`]: { username: env.registryUser, password: env.registryPassword } });
+      await createNodeImage(name, { [priv()]: { pullSecrets: [{ namespace: ns, name: 'good' }], tags: [tag('1.0')] } });
+      expect(await final(name, priv(), '1.0')).toMatchObject({ phase: 'Succeeded' });
+    });
+
+    it('fails clearly with a wrong password, a malformed secret, or a secret outside its namespace', async () => {
+      await removeImage(`${priv()}:1.0`);
+      await dockerSecret('wrong', ns, { [env.registryAuth]: { username: env.registryUser, password: 'not-the-password' } });
+      // The API server checks that .dockerconfigjson is JSON; what is inside is the daemon's problem.
+      await dockerSecret('malformed', ns, undefined, JSON.stringify({ auths: { [env.registryAuth]: { auth: Buffer.from('no-colon-here').toString('base64') } } }));
+      const cases: Array<[string, { namespace: string; name: string }, RegExp]> = [
+        ['wrong', { namespace: ns, name: 'wrong' }, /^the registry refused the credentials: .*401 Unauthorized/],
+        ['malformed', { namespace: ns, name: 'malformed' }, new RegExp(`secret ${ns}/malformed: `)],
+        ['outside', { namespace: 'default', name: 'good' }, new RegExp(`pull secret default/good is outside the daemon's secret namespace ${ns}`)],
+      ];
+      for (const [label, ref, why] of cases) {
+        const name = node(`secret-${label}`);
+        daemon(name);
+        await createNodeImage(name, { [priv()]: { pullSecrets: [ref], tags: [tag('1.0', { pullPolicy: { timeoutSeconds: 20, backoffLimit: 0 } })] } });
+        const s = await final(name, priv(), '1.0');
+        expect(s.phase).toBe('Failed');
+        expect(s.message).toMatch(why);
+        expect(s.message).not.toContain('not-the-password');
+      }
+    });
+  });
+
+  it('times out each attempt, retries, then fails with the message, telling the NodeImage and the owning job', async () => {
+    const name = node('timeout');
+    daemon(name);
+    const jobs = new Resource<KubeObject & { spec?: unknown }>(rest, kruise.imagePullJobs);
+    const job = await jobs.create({ metadata: { name: 'owner', namespace: ns }, spec: { image: 'x', completionPolicy: { type: 'Always' } } });
+    const stalled = `${slow.address}/big`;
+    await removeImage(`${stalled}:1.0`);
+    slow.pause();
+    try {
+      const t0 = Date.now();
+      await createNodeImage(name, {
+        [stalled]: {
+          tags: [
+            tag('1.0', {
+              pullPolicy: { timeoutSeconds: 1, backoffLimit: 1 },
+              ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name: 'owner', namespace: ns, uid: job.metadata?.uid ?? '' }],
+            }),
+          ],
+        },
+      });
+      const s = await final(name, stalled, '1.0', 30_000);
+      expect(s.phase).toBe('Failed');
+      expect(s.message).toMatch(/^pull attempt timed out after 1s/);
+      // Two attempts of 1 s and a backoff between them.
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(2000);
+      await eventually(async () => {
+        expect((await eventsFor(name)).find((e) => e.reason === 'PullImageFailed')?.type).toBe('Warning');
+        expect((await eventsFor('owner', ns)).find((e) => e.reason === 'PullImageFailed')?.message).toContain('timed out');
+      });
+    } finally {
+      slow.resume();
+    }
+  });
+
+  it('bounds the whole tag by activeDeadlineSeconds', async () => {
+    const name = node('deadline');
+    daemon(name);
+    const stalled = `${slow.address}/big`;
+    await removeImage(`${stalled}:1.0`);
+    slow.pause();
+    try {
+      await createNodeImage(name, { [stalled]: { tags: [tag('1.0', { pullPolicy: { timeoutSeconds: 60, backoffLimit: 3, activeDeadlineSeconds: 2 } })] } });
+      const s = await final(name, stalled, '1.0', 20_000);
+      expect(s).toMatchObject({ phase: 'Failed', message: 'pulling exceeds the activeDeadlineSeconds' });
+    } finally {
+      slow.resume();
+    }
+  });
+
+  it('refuses to pull when the image filesystem is above the high watermark', async () => {
+    const name = node('disk');
+    daemon(name, { imageFsHighWatermark: 1 });
+    await createNodeImage(name, { [many(41)]: { tags: [tag('1.0')] } });
+    const s = await final(name, many(41), '1.0');
+    expect(s.phase).toBe('Failed');
+    expect(s.message).toMatch(/^image filesystem .* is \d+% full, above the --image-fs-high-watermark of 1%/);
+  });
+
+  it('retries a pull broken by a containerd restart', async () => {
+    const name = node('ctrd-restart');
+    daemon(name);
+    const big = `${slow.address}/big`;
+    await removeImage(`${big}:1.0`);
+    await createNodeImage(name, { [big]: { tags: [tag('1.0', { pullPolicy: { timeoutSeconds: 60, backoffLimit: 3 } })] } });
+    await eventually(async () => expect(tagStatus(await nis.get(undefined, name), big, '1.0')?.phase).toBe('Pulling'), 20_000, 50);
+    await new Promise((r) => setTimeout(r, 1000));
+    ctrd.ctl('restart');
+    expect(await final(name, big, '1.0', 90_000)).toMatchObject({ phase: 'Succeeded', progress: 100 });
+  });
+
+  it('keeps pulling through an API server outage and writes the result when it is back', async () => {
+    const name = node('outage');
+    daemon(name, {}, true);
+    const big = `${slow.address}/big`;
+    await removeImage(`${big}:1.0`);
+    await createNodeImage(name, { [big]: { tags: [tag('1.0')] } });
+    await eventually(async () => expect(tagStatus(await nis.get(undefined, name), big, '1.0')?.phase).toBe('Pulling'), 20_000, 50);
+    proxy.refuseConnections();
+    try {
+      await eventually(async () => expect((await cri.image('ImageStatus', { image: { image: `${big}:1.0` } })).image).not.toBeNull(), 60_000, 200);
+      expect(tagStatus(await nis.get(undefined, name), big, '1.0')?.phase).toBe('Pulling');
+    } finally {
+      proxy.acceptConnections();
+    }
+    expect(await final(name, big, '1.0', 60_000)).toMatchObject({ phase: 'Succeeded' });
+  });
+
+  it('joins identical pulls in flight into one runtime call', async () => {
+    const shared = new SharedPulls(cri);
+    const ref = `${many(42)}:1.0`;
+    await removeImage(ref);
+    const before = pulls(ref);
+    const sandbox = { labels: {}, annotations: {} };
+    const [a, b] = await Promise.all([
+      shared.pull(ref, undefined, sandbox, 30_000, new AbortController().signal),
+      shared.pull(ref, undefined, sandbox, 30_000, new AbortController().signal),
+    ]);
+    expect(a).toBe(b);
+    expect(pulls(ref) - before).toBe(1);
+  });
+});
