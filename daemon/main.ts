@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { DAEMON_USER_AGENT } from '../api/events.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
-import { loadKubeConfig } from '../kube/config.js';
+import { loadClusterAccess } from '../kube/kubeconfig.js';
 import { FlagError, helpText, parseFlags } from '../kube/flags.js';
 import { serveOps } from '../kube/httpserver.js';
 import { kruise } from '../kube/kruise.js';
@@ -47,8 +47,7 @@ async function main(): Promise<number> {
   let rest: RestClient;
   let cri: CriClient;
   try {
-    const kc = loadKubeConfig(flags.kubeconfig);
-    rest = new RestClient(kc, {
+    rest = new RestClient(loadClusterAccess(flags.kubeconfig), {
       qps: flags.qps,
       burst: flags.burst,
       userAgent: `${DAEMON_USER_AGENT}/${version()} (${node})`,

@@ -12,7 +12,7 @@ export class DaemonMetrics {
   });
   readonly pullBytes = new Counter({
     name: 'kruise_daemon_image_pull_bytes_total',
-    help: 'Compressed layer bytes downloaded by successful pulls.',
+    help: 'Size of the images pulled successfully, as the runtime reports it.',
     registers: [this.registry],
   });
   readonly pulls = new Counter({

@@ -11,6 +11,7 @@ npm run --silent build
 trap 'bash hack/env-down.sh' EXIT
 bash hack/env-up.sh
 envjson=/tmp/kruise-ts-bench/env.json
+node dist/hack/install-crds.js "$envjson"
 out=$(mktemp)
 {
   echo "# kruise-ts benchmarks"
@@ -21,6 +22,7 @@ out=$(mktemp)
   echo "- runs per figure: ${BENCH_RUNS:-5}; figures are median (min–max)"
   echo
   node dist/hack/bench/cri-pull.js "$envjson"
+  node dist/hack/bench/pull-path.js "$envjson"
 } | tee "$out"
 mv "$out" BENCHMARKS.md
 log "wrote BENCHMARKS.md"

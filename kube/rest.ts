@@ -1,7 +1,7 @@
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { createInterface } from 'node:readline';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterAccess } from './access.js';
 import { TokenBucket } from './ratelimit.js';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -111,61 +111,48 @@ function encodeQuery(query: Query | undefined): string {
 }
 
 /**
- * The one door to the API server: authentication and TLS from a client-node KubeConfig, one
+ * The one door to the API server: authentication and TLS from a ClusterAccess, one
  * keep-alive connection pool, a client-side rate limit, throttling retries and request metrics.
  */
 export class RestClient {
   private readonly server: URL;
-  private readonly agent: Promise<https.Agent>;
+  private readonly agent: https.Agent;
   private readonly limiter: TokenBucket;
   private readonly userAgent: string;
   private readonly observe: RequestObserver | undefined;
   private readonly maxThrottleRetries: number;
 
   constructor(
-    readonly kc: KubeConfig,
+    readonly access: ClusterAccess,
     opts: RestClientOptions = {},
   ) {
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.server = new URL(cluster.server);
+    this.server = new URL(access.server);
     this.limiter = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
     this.userAgent = opts.userAgent ?? 'kruise-ts';
     this.observe = opts.observe;
     this.maxThrottleRetries = opts.maxThrottleRetries ?? 10;
-    this.agent = this.makeAgent();
-  }
-
-  private async makeAgent(): Promise<https.Agent> {
-    const o: https.RequestOptions = {};
-    await this.kc.applyToHTTPSOptions(o);
-    return new https.Agent({
+    this.agent = new https.Agent({
       keepAlive: true,
       keepAliveMsecs: 30_000,
-      ca: o.ca,
-      cert: o.cert,
-      key: o.key,
-      ...(o.rejectUnauthorized !== undefined ? { rejectUnauthorized: o.rejectUnauthorized } : {}),
+      ...(access.ca ? { ca: access.ca } : {}),
+      ...(access.cert ? { cert: access.cert } : {}),
+      ...(access.key ? { key: access.key } : {}),
+      ...(access.insecureSkipTlsVerify ? { rejectUnauthorized: false } : {}),
     });
   }
 
   /** Closes pooled connections; the client must not be used afterwards. */
-  async close(): Promise<void> {
-    (await this.agent).destroy();
+  close(): Promise<void> {
+    this.agent.destroy();
+    return Promise.resolve();
   }
 
-  /** Headers are asked for on every request, so rotating tokens (service-account files) are picked up. */
   private async headers(): Promise<Record<string, string>> {
-    const o: https.RequestOptions = {};
-    await this.kc.applyToHTTPSOptions(o);
-    const h: Record<string, string> = { 'User-Agent': this.userAgent, Accept: 'application/json' };
-    for (const [k, v] of Object.entries(o.headers ?? {})) if (typeof v === 'string') h[k] = v;
-    if (o.auth) h['Authorization'] = `Basic ${Buffer.from(o.auth).toString('base64')}`;
-    return h;
+    return { 'User-Agent': this.userAgent, Accept: 'application/json', ...(await this.access.headers()) };
   }
 
   private async open(method: string, path: string, opts: RequestOptions): Promise<IncomingMessage> {
-    const agent = await this.agent;
+    const agent = this.agent;
     const headers = await this.headers();
     const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     if (payload) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { managerFlags } from './options.js';
 import { FlagError, helpText, parseFlags } from '../kube/flags.js';
-import { loadKubeConfig } from '../kube/config.js';
+import { loadKubeConfig } from '../kube/clientnode.js';
 import { errorFields, rootLogger, type LogLevel } from '../kube/log.js';
 import { version } from '../kube/version.js';
 

@@ -7,7 +7,7 @@ import type { Status__Output as IngestStatus } from '../../proto/gen/containerd/
 import type { AuthConfig } from '../../proto/gen/runtime/v1/AuthConfig.js';
 import type { PodSandboxConfig } from '../../proto/gen/runtime/v1/PodSandboxConfig.js';
 import { contentProto, criProto } from './proto.js';
-import { CriError, toCriError } from './errors.js';
+import { CriError, notInitialized, toCriError } from './errors.js';
 
 type In<M> = M extends MethodDefinition<infer Req, infer _Res, infer _OReq, infer _ORes> ? Req : never;
 type Out<M> = M extends MethodDefinition<infer _Req, infer _Res, infer _OReq, infer ORes> ? ORes : never;
@@ -180,7 +180,11 @@ export class CriClient {
         return await this.once(name, def, req, opts, headers, deadline);
       } catch (err) {
         const retry =
-          err instanceof CriError && err.kind === 'unavailable' && readOnly.has(name) && (opts.waitForReady ?? true) && Date.now() + 200 < deadline;
+          err instanceof CriError &&
+          err.kind === 'unavailable' &&
+          (readOnly.has(name) || notInitialized(err.details)) &&
+          (opts.waitForReady ?? true) &&
+          Date.now() + 200 < deadline;
         if (!retry) throw err;
         await new Promise((r) => setTimeout(r, 100));
       }

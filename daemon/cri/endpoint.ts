@@ -54,7 +54,8 @@ async function probe(path: string, timeoutMs: number): Promise<{ attempt: ProbeA
   }
   const client = new CriClient(path);
   try {
-    const v = await client.runtime('Version', { version: 'v1' }, { timeoutMs, waitForReady: false });
+    // A runtime that is still starting answers "not initialized": give it the probe's time.
+    const v = await client.runtime('Version', { version: 'v1' }, { timeoutMs, waitForReady: true });
     if (!/^v1(\.|$)/.test(v.runtime_api_version)) {
       return { attempt: { path, ok: false, reason: `speaks CRI ${v.runtime_api_version || '(unknown)'}, not v1` } };
     }
@@ -73,8 +74,8 @@ async function probe(path: string, timeoutMs: number): Promise<{ attempt: ProbeA
     const reason =
       err instanceof CriError && err.kind === 'unimplemented'
         ? 'CRI runtime.v1 is not implemented by this runtime'
-        : err instanceof CriError && err.kind === 'unavailable'
-          ? `nothing answers on the socket (${err.details})`
+        : err instanceof CriError && (err.kind === 'unavailable' || err.kind === 'deadline')
+          ? `nothing answers on the socket within ${timeoutMs} ms (${err.details})`
           : `Version failed: ${err instanceof Error ? err.message : String(err)}`;
     return { attempt: { path, ok: false, reason } };
   } finally {

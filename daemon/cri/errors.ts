@@ -68,7 +68,13 @@ const unreachable = [
   /unexpected EOF/i,
 ];
 
+/** containerd's CRI answers this while it is still starting: nothing was done, any call may be repeated. */
+export function notInitialized(details: string): boolean {
+  return /server is not initialized yet/i.test(details);
+}
+
 export function classifyMessage(details: string): CriErrorKind | undefined {
+  if (notInitialized(details)) return 'unavailable';
   if (unauthorized.some((r) => r.test(details))) return 'unauthorized';
   if (notFound.some((r) => r.test(details))) return 'not-found';
   if (unreachable.some((r) => r.test(details))) return 'registry-unreachable';

@@ -72,6 +72,7 @@ export class ImagePuller {
       logger: this.log,
       ...(o.statusMinIntervalMs !== undefined ? { minIntervalMs: o.statusMinIntervalMs } : {}),
       onWrite: (result) => o.metrics.statusWrites.inc({ resource: 'nodeimages/status', result }),
+      busy: () => this.running.size > 0,
     });
     o.informer.on({
       add: () => this.queue.add(o.node),

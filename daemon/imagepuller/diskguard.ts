@@ -15,13 +15,22 @@ export function usedPercent(st: { blocks: number; bfree: number; bavail: number 
  * when the filesystem cannot be inspected (not mounted into the daemon) it does not block.
  */
 export class DiskGuard {
+  private last: { at: number; verdict: Promise<string | undefined> } | undefined;
+
   constructor(
     private readonly cri: CriClient,
     private readonly watermarkPercent: number,
     private readonly hostRoot: string,
   ) {}
 
-  async check(): Promise<string | undefined> {
+  /** Checks at most every few seconds: a burst of pulls shares one look at the disk. */
+  check(): Promise<string | undefined> {
+    if (this.last && Date.now() - this.last.at < 5000) return this.last.verdict;
+    this.last = { at: Date.now(), verdict: this.look() };
+    return this.last.verdict;
+  }
+
+  private async look(): Promise<string | undefined> {
     if (this.watermarkPercent >= 100) return undefined;
     let mountpoint: string | undefined;
     try {

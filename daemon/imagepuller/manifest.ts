@@ -353,6 +353,11 @@ async function authorizedGet(session: Session, path: string, headers: Record<str
   if (first.status !== 401) return first;
   const challenge = parseChallenge(header(first, 'www-authenticate'));
   if (challenge?.scheme !== 'basic' && challenge?.scheme !== 'bearer') return first;
+  // Credentials go in clear text only to a loopback registry (where containerd uses HTTP too);
+  // byte progress is not worth leaking a password after an HTTPS-to-HTTP fallback.
+  if (session.scheme === 'http' && session.auths.length > 0 && !isLoopback(session.host)) {
+    throw new Error(`not sending registry credentials over plain HTTP to ${session.host}`);
+  }
   const candidates: Array<RegistryAuth | undefined> =
     challenge.scheme === 'bearer' && session.auths.length === 0 ? [undefined] : [...session.auths];
   let last = first;

@@ -46,14 +46,13 @@ export class ProgressPoller {
    * Tracks `layers` until the returned stop function is called; `onProgress` gets each new percent.
    * Layers found in the content store at the start are already on the node.
    */
-  async track(layers: readonly LayerInfo[], onProgress: (percent: number) => void): Promise<{ stop: () => void; downloaded: () => number }> {
+  async track(layers: readonly LayerInfo[], onProgress: (percent: number) => void): Promise<{ stop: () => void }> {
     const present = new Set<string>();
     await Promise.all(
       layers.map(async (l) => {
         if ((await this.cri.contentSize(l.digest).catch(() => undefined)) !== undefined) present.add(l.digest);
       }),
     );
-    const alreadyThere = layers.filter((l) => present.has(l.digest)).reduce((a, l) => a + l.size, 0);
     const seen = new Set<string>();
     let last = -1;
     const watcher = (ingests: ReadonlyMap<string, IngestView>): void => {
@@ -70,7 +69,6 @@ export class ProgressPoller {
     };
     this.watchers.add(watcher);
     this.schedule();
-    const total = layers.reduce((a, l) => a + l.size, 0);
     return {
       stop: () => {
         this.watchers.delete(watcher);
@@ -79,7 +77,6 @@ export class ProgressPoller {
           this.timer = undefined;
         }
       },
-      downloaded: () => total - alreadyThere,
     };
   }
 

@@ -8,22 +8,27 @@ import { updateWithRetry } from '../../kube/write.js';
 export interface StatusWriterOptions {
   /** Progress-only changes are written at most this often. */
   minIntervalMs?: number;
-  /** Results are written this soon, so a burst of them becomes one write. */
+  /** Results are written this soon (default 20 ms) once no pull is running any more... */
   urgentDelayMs?: number;
+  /** ...and at most this late (default 1 s) while others still run, so a burst becomes one write. */
+  busyDelayMs?: number;
+  /** Whether pulls are still running. */
+  busy?: () => boolean;
   logger?: Logger;
   onWrite?: (result: 'written' | 'skipped' | 'error') => void;
 }
 
 /**
  * Writes the node's NodeImage status through the status subresource, coalescing changes: results
- * (a tag finished, a new tag appeared) go out within `urgentDelayMs`, progress at most every
- * `minIntervalMs`; nothing is written when the server already holds the same status; conflicts
+ * (a tag finished, a new tag appeared) go out within `urgentDelayMs` once the node is quiet, or
+ * within `busyDelayMs` while other pulls run; progress at most every `minIntervalMs`; nothing is written when the server already holds the same status; conflicts
  * re-read and rebuild from the fresh spec; failed writes retry with backoff and are never dropped.
  */
 export class StatusWriter {
   private dirty = false;
   private urgent = false;
   private timer: NodeJS.Timeout | undefined;
+  private timerDue = 0;
   private writing: Promise<void> | undefined;
   private lastWrite = 0;
   private failures = 0;
@@ -61,15 +66,21 @@ export class StatusWriter {
   }
 
   private schedule(): void {
-    if (this.timer || this.writing) return;
+    if (this.writing) return;
     const backoff = this.failures > 0 ? Math.min(30_000, 1000 * 2 ** (this.failures - 1)) : 0;
+    const soon = this.opts.busy?.() ? (this.opts.busyDelayMs ?? 1000) : (this.opts.urgentDelayMs ?? 20);
     const wait = this.urgent
-      ? (this.opts.urgentDelayMs ?? 100)
-      : Math.max(this.opts.urgentDelayMs ?? 100, this.lastWrite + (this.opts.minIntervalMs ?? 5000) - Date.now());
+      ? soon
+      : Math.max(this.opts.urgentDelayMs ?? 20, this.lastWrite + (this.opts.minIntervalMs ?? 5000) - Date.now());
+    const due = Date.now() + Math.max(wait, backoff);
+    // A result arriving while only progress was due must not wait for the progress interval.
+    if (this.timer && this.timerDue <= due) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerDue = due;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.write();
-    }, Math.max(wait, backoff));
+    }, due - Date.now());
   }
 
   private async write(): Promise<void> {

@@ -16,6 +16,8 @@ import type { ProgressPoller } from './progress.js';
 import type { TagState } from './state.js';
 import { sleep } from '../../kube/informer.js';
 
+const TRACK_AFTER_MS = 3000;
+
 export interface PullTask {
   image: string;
   tag: string;
@@ -204,7 +206,10 @@ async function pullOnce(
     annotations: { ...(task.sandboxConfig?.annotations ?? {}), [ANNOTATION_PULLING_IMAGE_BY]: PULLING_IMAGE_BY_KRUISE_DAEMON },
   };
   // The layer list is fetched beside the pull, never before it: progress must not cost time.
-  const tracking = deps.progress ? startTracking(task.ref, auths, deps.progress, update, signal) : Promise.resolve(undefined);
+  const trackAbort = new AbortController();
+  const onAbort = (): void => trackAbort.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  const tracking = deps.progress ? startTracking(task.ref, auths, deps.progress, update, trackAbort.signal) : Promise.resolve(undefined);
   const deadline = Date.now() + budgetMs;
   try {
     // Credentials in keyring order; the first that works wins. No anonymous fallback once some match.
@@ -213,7 +218,9 @@ async function pullOnce(
     for (const auth of tries) {
       try {
         const imageRef = await deps.shared.pull(task.ref, auth, sandbox, Math.max(1, deadline - Date.now()), signal);
-        return { imageRef, bytes: (await tracking)?.downloaded() ?? 0 };
+        trackAbort.abort();
+        const st = await deps.cri.image('ImageStatus', { image: { image: imageRef } }).catch(() => undefined);
+        return { imageRef, bytes: Number(st?.image?.size ?? 0) };
       } catch (err) {
         lastErr = err;
         if (!(err instanceof CriError && err.kind === 'unauthorized')) throw err;
@@ -221,6 +228,8 @@ async function pullOnce(
     }
     throw lastErr;
   } finally {
+    trackAbort.abort();
+    signal.removeEventListener('abort', onAbort);
     void tracking.then((t) => t?.stop());
   }
 }
@@ -231,7 +240,11 @@ async function startTracking(
   poller: ProgressPoller,
   update: StateUpdate,
   signal: AbortSignal,
-): Promise<{ stop: () => void; downloaded: () => number } | undefined> {
+): Promise<{ stop: () => void } | undefined> {
+  // Most pulls finish within seconds; only the ones still running after that are worth the
+  // registry round trip for the layer list.
+  await sleep(TRACK_AFTER_MS, signal);
+  if (signal.aborted) return undefined;
   try {
     const layers = await fetchImageLayers(pullString(parseReference(ref)), auths, { signal, timeoutMs: 10_000 });
     return await poller.track(layers.layers, (p) => update({ progress: p }));

@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { RestClient, type RestClientOptions } from '../../kube/rest.js';
 import { core, Resource, type KubeObject } from '../../kube/resource.js';
 import { testEnv } from './env.js';
@@ -16,25 +16,9 @@ export function clusterEnv(): ClusterEnv & ReturnType<typeof testEnv> {
   return testEnv() as ClusterEnv & ReturnType<typeof testEnv>;
 }
 
-/** The admin kubeconfig, optionally pointed at another server (a fault proxy). */
-export function kubeConfig(server?: string, file = clusterEnv().kubeconfig): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromFile(file);
-  if (server) {
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig without cluster');
-    kc.loadFromOptions({
-      clusters: kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server } : c)),
-      users: kc.users,
-      contexts: kc.contexts,
-      currentContext: kc.currentContext,
-    });
-  }
-  return kc;
-}
-
 export function restClient(server?: string, opts: RestClientOptions = {}): RestClient {
-  return new RestClient(kubeConfig(server), { qps: 0, ...opts });
+  const access = loadClusterAccess(clusterEnv().kubeconfig);
+  return new RestClient(server ? { ...access, server } : access, { qps: 0, ...opts });
 }
 
 /** A fresh namespace named after the environment (the teardown cleans its pod logs by that prefix). */

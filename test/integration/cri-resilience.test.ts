@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,6 +70,7 @@ describe('CRI client resilience', () => {
 
 describe('runtime socket detection', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kruise-ts-detect-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('finds the runtime under a host-root prefix and reports the rejected candidates', async () => {
     const found = await detectRuntime({

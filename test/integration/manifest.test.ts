@@ -349,7 +349,8 @@ describe('fetchImageLayers with bearer token auth', () => {
     .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
 
   // Needs a non-loopback address: loopback registries are spoken to over plain HTTP from the start.
-  (lanAddress ? it : it.skip)('falls back to plain HTTP when HTTPS cannot connect', async () => {
+  it('falls back to plain HTTP when HTTPS cannot connect, but never sends credentials there', async () => {
+    if (!lanAddress) throw new Error('this test needs a non-loopback IPv4 address on the machine');
     const registry = new TokenRegistry(undefined, 'token');
     let tlsHellos = 0;
     // A TLS ClientHello is not HTTP: it ends up here, which proves HTTPS was tried first.
@@ -362,6 +363,9 @@ describe('fetchImageLayers with bearer token auth', () => {
       const result = await fetchImageLayers(`${host}/busybox:1.0`, []);
       expect(result.manifestDigest).toBe(await registryDigest(open, 'busybox', '1.0'));
       expect(tlsHellos).toBe(1);
+      expect(registry.tokenRequests).toHaveLength(1);
+      const withCreds = await rejection(fetchImageLayers(`${host}/busybox:1.0`, [{ username: 'u', password: 'secret-pw' }]));
+      expect(withCreds.message).toContain(`not sending registry credentials over plain HTTP to ${host}`);
       expect(registry.tokenRequests).toHaveLength(1);
     } finally {
       await close(registry.server);

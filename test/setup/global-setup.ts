@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { KubeConfig } from '@kubernetes/client-node';
 import type * as CrdsModule from '../../kube/crds.js';
 import type * as RestModule from '../../kube/rest.js';
+import type * as KubeconfigModule from '../../kube/kubeconfig.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -19,8 +19,6 @@ export default async function globalSetup(): Promise<void> {
   }
   const env = JSON.parse(readFileSync(process.env['KRUISE_TS_ENV_JSON'] ?? '', 'utf8')) as { kubeconfig?: string };
   if (!env.kubeconfig) throw new Error('the environment has no cluster (KRUISE_TS_CLUSTER=0?); integration tests need it');
-  const kc = new KubeConfig();
-  kc.loadFromFile(env.kubeconfig);
   // jest loads global setup outside its module mapper, so the project's own code comes from the build.
   const built = (rel: string): string => {
     const p = join(root, 'dist', rel);
@@ -29,7 +27,8 @@ export default async function globalSetup(): Promise<void> {
   };
   const { installCrds } = (await import(built('kube/crds.js'))) as typeof CrdsModule;
   const { RestClient } = (await import(built('kube/rest.js'))) as typeof RestModule;
-  const rest = new RestClient(kc, { qps: 0 });
+  const { loadClusterAccess } = (await import(built('kube/kubeconfig.js'))) as typeof KubeconfigModule;
+  const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
   try {
     await installCrds(rest, join(root, 'deploy', 'crds'));
   } finally {

@@ -19,6 +19,7 @@ describe('CRI error classification', () => {
     ['failed to copy: read tcp 127.0.0.1:5555->127.0.0.1:5000: read: connection reset by peer', 'registry-unreachable'],
     ['failed to pull image: context deadline exceeded', 'deadline'],
     ['failed to pull image: context canceled', 'cancelled'],
+    ['server is not initialized yet', 'unavailable'],
   ];
   it.each(byText)('UNKNOWN with %j', (text, kind) => {
     expect(classify(status.UNKNOWN, text)).toBe(kind);

@@ -1,0 +1,158 @@
+// Pull-path benchmark: K distinct images through NodeImage -> kruise-daemon -> containerd against
+// the same K by direct concurrent CRI calls, side by side, plus the daemon's memory footprint.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadClusterAccess } from '../../kube/kubeconfig.js';
+import { CriClient } from '../../daemon/cri/client.js';
+import type { NodeImage, ImageSpec } from '../../api/types/nodeimage.js';
+import { kruise } from '../../kube/kruise.js';
+import { RestClient } from '../../kube/rest.js';
+import { Resource } from '../../kube/resource.js';
+import { fmt, summarize } from './stats.js';
+
+interface BenchEnv {
+  criSocket: string;
+  registryOpen: string;
+  kubeconfig: string;
+}
+
+const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as BenchEnv;
+const runs = Number(process.env['BENCH_RUNS'] ?? 3);
+const root = join(import.meta.dirname, '..', '..', '..');
+const cri = new CriClient(env.criSocket);
+const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
+const nis = new Resource<NodeImage>(rest, kruise.nodeImages);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function images(k: number, offset: number): string[] {
+  return Array.from({ length: k }, (_, i) => `${env.registryOpen}/many-${String(offset + i).padStart(3, '0')}`);
+}
+
+async function removeAll(refs: string[]): Promise<void> {
+  await Promise.all(refs.map((r) => cri.image('RemoveImage', { image: { image: r } })));
+}
+
+function spawnDaemon(node: string, workers: number): ChildProcess {
+  // The same V8 setting as the DaemonSet (deploy/): a small young generation keeps RSS low.
+  return spawn(
+    process.execPath,
+    ['--max-semi-space-size=1', join(root, 'dist', 'daemon', 'main.js'), '--node-name', node, '--kubeconfig', env.kubeconfig, '--runtime-endpoint', `unix://${env.criSocket}`, '--addr', '127.0.0.1:0', '--max-workers-for-pull-image', String(workers), '--log-level', 'warn'],
+    { stdio: 'ignore' },
+  );
+}
+
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+
+// Waits on a watch, not by polling: the measuring side must not load the machine it measures.
+async function waitAll(node: string, n: number, timeoutMs = 600_000): Promise<void> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), timeoutMs);
+  let done = false;
+  let failed = 0;
+  const check = (ni: NodeImage): void => {
+    const st = ni.status;
+    if ((st?.desired ?? 0) === n && (st?.succeeded ?? 0) + (st?.failed ?? 0) >= n) {
+      done = true;
+      failed = st?.failed ?? 0;
+      ac.abort();
+    }
+  };
+  try {
+    check(await nis.get(undefined, node));
+    while (!done && !ac.signal.aborted) {
+      await nis.watch(undefined, { fieldSelector: `metadata.name=${node}` }, (ev) => {
+        if (ev.type === 'ADDED' || ev.type === 'MODIFIED') check(ev.object);
+      }, ac.signal);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  if (!done) throw new Error(`${node}: not done in time`);
+  if (failed > 0) throw new Error(`${node}: ${failed} pulls failed`);
+}
+
+const tagSpec = (tag: string, policy: 'Always' | 'IfNotPresent' = 'Always') => ({
+  tag,
+  version: 0,
+  createdAt: new Date().toISOString(),
+  imagePullPolicy: policy,
+  pullPolicy: { timeoutSeconds: 300, backoffLimit: 1, ttlSecondsAfterFinished: 300 },
+});
+
+async function throughDaemon(node: string, refs: string[], tag = '1.0'): Promise<number> {
+  const spec: Record<string, ImageSpec> = {};
+  for (const r of refs) spec[r] = { tags: [tagSpec(tag)] };
+  const t0 = performance.now();
+  await nis.create({ metadata: { name: node }, spec: { images: spec } });
+  await waitAll(node, refs.length);
+  const ms = performance.now() - t0;
+  await nis.delete(undefined, node);
+  return ms;
+}
+
+async function direct(refs: string[], tag = '1.0'): Promise<number> {
+  const t0 = performance.now();
+  await Promise.all(refs.map((r) => cri.pullImage(`${r}:${tag}`, undefined, undefined)));
+  return performance.now() - t0;
+}
+
+const rows: Array<[string, string, string, string]> = [];
+const cases: Array<[string, string[]]> = [
+  ['K=1', images(1, 1)],
+  ['K=20', images(20, 2)],
+  ['K=100', images(100, 1)],
+  ['one 52 MB image', [`${env.registryOpen}/big`]],
+];
+for (const [label, refs] of cases) {
+  // The daemon gets as many workers as the direct run has concurrent calls: only the path differs.
+  const node = `bench-${label.replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
+  await nis.delete(undefined, node).catch(() => undefined);
+  const proc = spawnDaemon(node, refs.length);
+  await sleep(1500);
+  const d: number[] = [];
+  const k: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    await removeAll(refs.map((x) => `${x}:1.0`));
+    d.push(await direct(refs));
+    await removeAll(refs.map((x) => `${x}:1.0`));
+    k.push(await throughDaemon(`${node}`, refs));
+  }
+  proc.kill('SIGTERM');
+  const ds = summarize(d);
+  const ks = summarize(k);
+  rows.push([label, fmt(ds), fmt(ks), (ks.median / ds.median).toFixed(2)]);
+}
+
+// Footprint: idle, then holding 200 tags (100 images x tag and digest, already present).
+const node = 'bench-footprint';
+await nis.delete(undefined, node).catch(() => undefined);
+const proc = spawnDaemon(node, 5);
+await sleep(5000);
+const idle = rssMiB(proc.pid ?? 0);
+const refs = images(100, 1);
+const spec: Record<string, ImageSpec> = {};
+for (const r of refs) {
+  const res = await fetch(`http://${r.split('/')[0]}/v2/${r.split('/').slice(1).join('/')}/manifests/1.0`, { method: 'HEAD', headers: { Accept: 'application/vnd.oci.image.manifest.v1+json' } });
+  spec[r] = { tags: [tagSpec('1.0', 'IfNotPresent'), tagSpec(res.headers.get('docker-content-digest') ?? '', 'IfNotPresent')] };
+}
+await nis.create({ metadata: { name: node }, spec: { images: spec } });
+await waitAll(node, 200);
+await sleep(3000);
+const busy = rssMiB(proc.pid ?? 0);
+proc.kill('SIGTERM');
+await nis.delete(undefined, node);
+
+console.log('## Pull path: NodeImage → kruise-daemon → containerd vs direct concurrent CRI calls\n');
+console.log('Cold pulls from the local registry into one containerd; the daemon runs with as many pull workers as the direct run has concurrent calls. Time is from writing the NodeImage to its status reporting every tag Succeeded.\n');
+console.log('| case | direct CRI | through the daemon | ratio (daemon / direct) |\n| --- | --- | --- | --- |');
+for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+console.log('\n## kruise-daemon memory\n\n| state | RSS |\n| --- | --- |');
+console.log(`| idle, after start | ${idle.toFixed(1)} MiB |`);
+console.log(`| holding 200 tags (all Succeeded) | ${busy.toFixed(1)} MiB |`);
+console.log('');
+cri.close();
+await rest.close();

@@ -1,0 +1,114 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
+import { load } from 'js-yaml';
+import type { ClusterAccess } from './access.js';
+
+export class KubeConfigError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'KubeConfigError';
+  }
+}
+
+interface KubeConfigFile {
+  clusters?: Array<{ name: string; cluster?: Record<string, unknown> }>;
+  users?: Array<{ name: string; user?: Record<string, unknown> }>;
+  contexts?: Array<{ name: string; context?: { cluster?: string; user?: string } }>;
+  'current-context'?: string;
+}
+
+const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+function str(o: Record<string, unknown> | undefined, k: string): string | undefined {
+  const v = o?.[k];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** A token file re-read at most every 10 s: projected service-account tokens rotate. */
+function tokenFileHeaders(path: string): () => Promise<Record<string, string>> {
+  let cached = { at: 0, token: '' };
+  return () => {
+    if (Date.now() - cached.at > 10_000) cached = { at: Date.now(), token: readFileSync(path, 'utf8').trim() };
+    return Promise.resolve({ Authorization: `Bearer ${cached.token}` });
+  };
+}
+
+function fromFile(path: string): ClusterAccess {
+  let doc: KubeConfigFile;
+  try {
+    doc = load(readFileSync(path, 'utf8')) as KubeConfigFile;
+  } catch (err) {
+    throw new KubeConfigError(`cannot read kubeconfig ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  const ctxName = doc['current-context'];
+  const ctx = doc.contexts?.find((c) => c.name === ctxName)?.context;
+  if (!ctx) throw new KubeConfigError(`kubeconfig ${path} has no current context (current-context: ${ctxName ?? 'unset'})`);
+  const cluster = doc.clusters?.find((c) => c.name === ctx.cluster)?.cluster;
+  const server = str(cluster, 'server');
+  if (!cluster || !server) throw new KubeConfigError(`kubeconfig ${path}: context ${ctxName} names no cluster with a server`);
+  const user = doc.users?.find((u) => u.name === ctx.user)?.user ?? {};
+  const base = dirname(path);
+  const file = (p: string): Buffer => readFileSync(isAbsolute(p) ? p : join(base, p));
+  const data = (o: Record<string, unknown>, k: string): Buffer | undefined => {
+    const inline = str(o, `${k}-data`);
+    if (inline) return Buffer.from(inline, 'base64');
+    const f = str(o, k);
+    return f ? file(f) : undefined;
+  };
+  if (user['exec'] || user['auth-provider']) {
+    throw new KubeConfigError(`kubeconfig ${path}: user ${ctx.user} needs an exec or auth-provider plugin, which kruise-daemon does not run; use a token or client certificate`);
+  }
+  const token = str(user, 'token');
+  const tokenFile = str(user, 'tokenFile');
+  const username = str(user, 'username');
+  const password = str(user, 'password');
+  const ca = data(cluster, 'certificate-authority');
+  const cert = data(user, 'client-certificate');
+  const key = data(user, 'client-key');
+  return {
+    server,
+    ...(ca ? { ca } : {}),
+    ...(cert ? { cert } : {}),
+    ...(key ? { key } : {}),
+    ...(cluster['insecure-skip-tls-verify'] === true ? { insecureSkipTlsVerify: true } : {}),
+    headers: token
+      ? () => Promise.resolve({ Authorization: `Bearer ${token}` })
+      : tokenFile
+        ? tokenFileHeaders(isAbsolute(tokenFile) ? tokenFile : join(base, tokenFile))
+        : username && password
+          ? () => Promise.resolve({ Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` })
+          : () => Promise.resolve({}),
+  };
+}
+
+function inCluster(env: NodeJS.ProcessEnv): ClusterAccess {
+  const host = env['KUBERNETES_SERVICE_HOST'] ?? '';
+  const port = env['KUBERNETES_SERVICE_PORT'] ?? '443';
+  return {
+    server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    ca: readFileSync(join(serviceAccountDir, 'ca.crt')),
+    headers: tokenFileHeaders(join(serviceAccountDir, 'token')),
+  };
+}
+
+/**
+ * Loads client configuration the way kubectl and controller-runtime do: an explicit --kubeconfig,
+ * then $KUBECONFIG, then the in-cluster service account, then ~/.kube/config. A small reader of its
+ * own (tokens, token files, client certificates, CA, in-cluster) keeps the daemon lean.
+ */
+export function loadClusterAccess(explicitPath: string, env: NodeJS.ProcessEnv = process.env): ClusterAccess {
+  if (explicitPath !== '') {
+    if (!existsSync(explicitPath)) throw new KubeConfigError(`--kubeconfig ${explicitPath} does not exist`);
+    return fromFile(explicitPath);
+  }
+  if (env['KUBECONFIG']) {
+    const first = env['KUBECONFIG'].split(':').find((p) => p !== '');
+    if (!first || !existsSync(first)) throw new KubeConfigError(`KUBECONFIG=${env['KUBECONFIG']} names no existing file`);
+    return fromFile(first);
+  }
+  if (env['KUBERNETES_SERVICE_HOST'] && existsSync(join(serviceAccountDir, 'token'))) return inCluster(env);
+  const home = join(homedir(), '.kube', 'config');
+  if (existsSync(home)) return fromFile(home);
+  throw new KubeConfigError('no Kubernetes configuration: pass --kubeconfig PATH, set KUBECONFIG, or run in a pod with a service account');
+}
