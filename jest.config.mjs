@@ -19,4 +19,7 @@ export default {
     },
   ],
   testTimeout: 120000,
+  // On two cores jest runs suites in its own process; a watch or keep-alive socket a suite left open
+  // must not hold CI forever after every result is in.
+  forceExit: true,
 };

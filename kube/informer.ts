@@ -44,6 +44,7 @@ export class Informer<T extends KubeObject> {
   private readonly handlers: EventHandlers<T>[] = [];
   private readonly log: Logger;
   private readonly transform: (obj: T) => T;
+  private readonly indexers: Record<string, IndexFunc<T>>;
   private resourceVersion = '';
   private syncedFlag = false;
   private resolveSynced: () => void = () => undefined;
@@ -57,10 +58,20 @@ export class Informer<T extends KubeObject> {
   ) {
     this.log = opts.logger ?? componentLogger(`informer/${resource.type.plural}`);
     this.transform = opts.transform ?? dropManagedFields;
-    for (const name of Object.keys(opts.indexers ?? {})) this.indices.set(name, new Map());
+    this.indexers = { ...(opts.indexers ?? {}) };
+    for (const name of Object.keys(this.indexers)) this.indices.set(name, new Map());
     this.synced = new Promise((r) => {
       this.resolveSynced = r;
     });
+  }
+
+  /** Adds an index (also over what is cached already); shared informers collect them from their users. */
+  addIndexer(name: string, fn: IndexFunc<T>): this {
+    if (this.indices.has(name)) return this;
+    this.indexers[name] = fn;
+    this.indices.set(name, new Map());
+    for (const [key, obj] of this.store) this.indexInto(name, fn, key, obj);
+    return this;
   }
 
   on(h: EventHandlers<T>): this {
@@ -244,14 +255,16 @@ export class Informer<T extends KubeObject> {
   private put(key: string, obj: T): void {
     this.unindex(key);
     this.store.set(key, obj);
-    for (const [name, fn] of Object.entries(this.opts.indexers ?? {})) {
-      const idx = this.indices.get(name);
-      if (!idx) continue;
-      for (const v of fn(obj)) {
-        let s = idx.get(v);
-        if (!s) idx.set(v, (s = new Set()));
-        s.add(key);
-      }
+    for (const [name, fn] of Object.entries(this.indexers)) this.indexInto(name, fn, key, obj);
+  }
+
+  private indexInto(name: string, fn: IndexFunc<T>, key: string, obj: T): void {
+    const idx = this.indices.get(name);
+    if (!idx) return;
+    for (const v of fn(obj)) {
+      let s = idx.get(v);
+      if (!s) idx.set(v, (s = new Set()));
+      s.add(key);
     }
   }
 
@@ -263,7 +276,7 @@ export class Informer<T extends KubeObject> {
   private unindex(key: string): void {
     const old = this.store.get(key);
     if (!old) return;
-    for (const [name, fn] of Object.entries(this.opts.indexers ?? {})) {
+    for (const [name, fn] of Object.entries(this.indexers)) {
       const idx = this.indices.get(name);
       if (!idx) continue;
       for (const v of fn(old)) {

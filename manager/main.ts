@@ -1,9 +1,18 @@
 #!/usr/bin/env node
-import { managerFlags } from './options.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { accessFromKubeConfig, loadKubeConfig } from '../kube/clientnode.js';
 import { FlagError, helpText, parseFlags } from '../kube/flags.js';
-import { loadKubeConfig } from '../kube/clientnode.js';
+import { serveOps } from '../kube/httpserver.js';
+import { kruise } from '../kube/kruise.js';
 import { errorFields, rootLogger, type LogLevel } from '../kube/log.js';
+import { RestClient } from '../kube/rest.js';
+import { Resource } from '../kube/resource.js';
+import { checkApiAccess } from '../kube/startup.js';
 import { version } from '../kube/version.js';
+import { Manager } from './manager.js';
+import { ManagerMetrics } from './metrics.js';
+import { managerFlags } from './options.js';
 
 async function main(): Promise<number> {
   let flags;
@@ -25,19 +34,57 @@ async function main(): Promise<number> {
     return 0;
   }
   const log = rootLogger(flags.logLevel as LogLevel).child({ component: 'manager' });
+  const metrics = new ManagerMetrics();
+  let rest: RestClient;
   try {
     const kc = loadKubeConfig(flags.kubeconfig);
-    log.info('configured', { server: kc.getCurrentCluster()?.server });
+    rest = new RestClient(await accessFromKubeConfig(kc), {
+      qps: flags.qps,
+      burst: flags.burst,
+      userAgent: `kruise-manager/${version()}`,
+      observe: (verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }),
+    });
+    await checkApiAccess(rest, new Resource(rest, kruise.nodeImages).path(), 'NodeImage (apps.kruise.io/v1alpha1)');
   } catch (err) {
     log.error(err instanceof Error ? err.message : String(err), errorFields(err));
     return 1;
   }
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
-  log.info('stopping');
+  const identity = `${hostname()}_${randomBytes(4).toString('hex')}`;
+  const manager = new Manager({ rest, flags, metrics, identity, logger: log });
+  let servers;
+  try {
+    servers = [
+      await serveOps(flags.metricsAddr, metrics.registry, [], []),
+      await serveOps(flags.healthAddr, metrics.registry, [], [{ name: 'manager', check: () => assertReady(manager.ready()) }]),
+    ];
+    await manager.startWebhook();
+  } catch (err) {
+    log.error((err as Error).message, errorFields(err));
+    return 1;
+  }
+  log.info('started', { version: version(), identity, leaderElection: flags.leaderElection });
+  const outcome = await Promise.race([
+    manager.runControllers(),
+    new Promise<'signal'>((resolve) => {
+      process.once('SIGTERM', () => resolve('signal'));
+      process.once('SIGINT', () => resolve('signal'));
+    }),
+  ]);
+  const hardStop = setTimeout(() => process.exit(1), 10_000);
+  hardStop.unref();
+  await manager.stop();
+  for (const s of servers) s.close();
+  await rest.close();
+  if (outcome === 'lost') {
+    log.error('leader election lost; exiting so a restart starts clean');
+    return 1;
+  }
+  log.info('stopped');
   return 0;
+}
+
+function assertReady(ready: boolean): void {
+  if (!ready) throw new Error('webhook not serving or caches not synced');
 }
 
 process.exitCode = await main();

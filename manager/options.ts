@@ -1,7 +1,29 @@
+import { DEFAULT_DAEMON_CONFIG_NAMESPACE, DEFAULT_KRUISE_NAMESPACE, ENV_DAEMON_CONFIG_NAMESPACE, ENV_KRUISE_NAMESPACE } from '../api/metadata-keys.js';
 import { isLogLevel } from '../kube/log.js';
-import { str } from '../kube/flags.js';
+import { bool, num, str } from '../kube/flags.js';
+
+const atLeast = (min: number) => (v: number) => (v >= min ? undefined : `must be at least ${min}`);
 
 export const managerFlags = {
   kubeconfig: str('kubeconfig', '', 'path to a kubeconfig; empty: $KUBECONFIG, then the in-cluster service account', 'KUBECONFIG_PATH'),
+  namespace: str('namespace', DEFAULT_KRUISE_NAMESPACE, 'namespace kruise-ts runs in (leases, webhook Service and certificates)', ENV_KRUISE_NAMESPACE),
+  daemonConfigNamespace: str('daemon-config-namespace', DEFAULT_DAEMON_CONFIG_NAMESPACE, 'namespace the daemons read pull secrets from; job secrets are copied there', ENV_DAEMON_CONFIG_NAMESPACE),
+  metricsAddr: str('metrics-addr', ':8080', 'listen address of /metrics', 'METRICS_ADDR'),
+  healthAddr: str('health-probe-addr', ':8000', 'listen address of /healthz and /readyz', 'HEALTH_PROBE_ADDR'),
+  webhookPort: num('webhook-port', 9876, 'HTTPS port of the admission webhook', 'WEBHOOK_PORT', atLeast(1)),
+  webhookHost: str('webhook-host', '', 'address the webhook listens on (empty: all)', 'WEBHOOK_HOST'),
+  webhookService: str('webhook-service-name', 'kruise-webhook-service', 'Service the API server reaches the webhook through', 'WEBHOOK_SERVICE_NAME'),
+  webhookUrl: str('webhook-url', '', 'reach the webhook at this https URL instead of the Service (a manager outside the cluster)', 'WEBHOOK_URL'),
+  webhookCertSecret: str('webhook-cert-secret', 'kruise-webhook-certs', 'Secret (in --namespace) holding the webhook CA and serving certificate, shared by the replicas', 'WEBHOOK_CERT_SECRET'),
+  leaderElection: bool('enable-leader-election', true, 'run controllers only in the replica holding the lease', 'ENABLE_LEADER_ELECTION'),
+  leaderElectionNamespace: str('leader-election-namespace', '', 'namespace of the lease (empty: --namespace)', 'LEADER_ELECTION_NAMESPACE'),
+  leaderElectionId: str('leader-election-id', 'kruise-manager', 'name of the lease', 'LEADER_ELECTION_ID'),
+  nodeImageWorkers: num('nodeimage-workers', 3, 'NodeImage reconciles running at once', 'NODEIMAGE_WORKERS', atLeast(1)),
+  imagePullJobWorkers: num('imagepulljob-workers', 3, 'ImagePullJob and ImageListPullJob reconciles running at once', 'IMAGEPULLJOB_WORKERS', atLeast(1)),
+  crrWorkers: num('crr-workers', 3, 'ContainerRecreateRequest reconciles running at once', 'CRR_WORKERS', atLeast(1)),
+  nodeImageCreationDelay: num('nodeimage-creation-delay-seconds', 30, 'a Node must be Ready this long before its NodeImage is created', 'NODEIMAGE_CREATION_DELAY_SECONDS', atLeast(0)),
+  clonesetPredownload: bool('enable-cloneset-predownload', true, 'pre-download new images during CloneSet and Advanced StatefulSet rollouts', 'ENABLE_CLONESET_PREDOWNLOAD'),
+  qps: num('rest-config-qps', 30, 'Kubernetes API requests per second (client-side limit)', 'REST_CONFIG_QPS', atLeast(0)),
+  burst: num('rest-config-burst', 50, 'Kubernetes API request burst', 'REST_CONFIG_BURST', atLeast(1)),
   logLevel: str('log-level', 'info', 'error, warn, info or debug', 'LOG_LEVEL', (v) => (isLogLevel(v) ? undefined : 'must be error, warn, info or debug')),
 };

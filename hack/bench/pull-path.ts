@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { CriClient } from '../../daemon/cri/client.js';
+import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
 import type { NodeImage, ImageSpec } from '../../api/types/nodeimage.js';
 import { kruise } from '../../kube/kruise.js';
 import { RestClient } from '../../kube/rest.js';
@@ -87,7 +88,7 @@ async function throughDaemon(node: string, refs: string[], tag = '1.0'): Promise
   const spec: Record<string, ImageSpec> = {};
   for (const r of refs) spec[r] = { tags: [tagSpec(tag)] };
   const t0 = performance.now();
-  await nis.create({ metadata: { name: node }, spec: { images: spec } });
+  await nis.create({ metadata: { name: node, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: { images: spec } });
   await waitAll(node, refs.length);
   const ms = performance.now() - t0;
   await nis.delete(undefined, node);
@@ -139,7 +140,7 @@ for (const r of refs) {
   const res = await fetch(`http://${r.split('/')[0]}/v2/${r.split('/').slice(1).join('/')}/manifests/1.0`, { method: 'HEAD', headers: { Accept: 'application/vnd.oci.image.manifest.v1+json' } });
   spec[r] = { tags: [tagSpec('1.0', 'IfNotPresent'), tagSpec(res.headers.get('docker-content-digest') ?? '', 'IfNotPresent')] };
 }
-await nis.create({ metadata: { name: node }, spec: { images: spec } });
+await nis.create({ metadata: { name: node, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: { images: spec } });
 await waitAll(node, 200);
 await sleep(3000);
 const busy = rssMiB(proc.pid ?? 0);

@@ -1,3 +1,4 @@
+import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
 import type { ImageTagSpec } from '../../api/types/nodeimage.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { nodeImages, privateContainerd, spawnDaemon, tagStatus } from '../helpers/daemon.js';
@@ -53,7 +54,7 @@ const tag = (t: string): ImageTagSpec => ({ tag: t, version: 0, createdAt: new D
 async function pullingBig(node: string): Promise<string> {
   const big = `${slow.address}/big`;
   await cri.image('RemoveImage', { image: { image: `${big}:1.0` } });
-  await nis.create({ metadata: { name: node }, spec: { images: { [big]: { tags: [tag('1.0')] } } } });
+  await nis.create({ metadata: { name: node, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: { images: { [big]: { tags: [tag('1.0')] } } } });
   created.push(node);
   await eventually(async () => expect(tagStatus(await nis.get(undefined, node), big, '1.0')?.phase).toBe('Pulling'), 30_000, 50);
   return big;

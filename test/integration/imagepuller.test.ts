@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
 import type { ImageSpec, ImageTagSpec } from '../../api/types/nodeimage.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { SharedPulls } from '../../daemon/imagepuller/worker.js';
@@ -63,7 +64,8 @@ function tag(t: string, over: Partial<ImageTagSpec> = {}): ImageTagSpec {
 }
 
 async function createNodeImage(name: string, images: Record<string, ImageSpec>): Promise<void> {
-  await nis.create({ metadata: { name }, spec: { images } });
+  // No Node carries these names: the label keeps the NodeImage controller from removing them.
+  await nis.create({ metadata: { name, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: { images } });
   created.push(name);
 }
 
@@ -159,7 +161,7 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
     await createNodeImage(name, { '127.0.0.1:1/fake/img': { tags: [tag('1.0', { imagePullPolicy: 'IfNotPresent' })] } });
     expect(await final(name, '127.0.0.1:1/fake/img', '1.0')).toMatchObject({ phase: 'Succeeded', progress: 100 });
     expect(pulls('127.0.0.1:1/fake/img:1.0')).toBe(before);
-    await setImages(name, { '127.0.0.1:1/fake/img': { tags: [tag('1.0', { version: 1, imagePullPolicy: 'Always', pullPolicy: { timeoutSeconds: 10, backoffLimit: 0 } })] } });
+    await setImages(name, { '127.0.0.1:1/fake/img': { tags: [tag('1.0', { version: 1, imagePullPolicy: 'Always', pullPolicy: { timeoutSeconds: 10, backoffLimit: 0, ttlSecondsAfterFinished: 300 } })] } });
     const s = await eventually(async () => {
       const t = await final(name, '127.0.0.1:1/fake/img', '1.0');
       if (t.version !== 1) throw new Error('old version');
@@ -259,7 +261,7 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
       for (const [label, ref, why] of cases) {
         const name = node(`secret-${label}`);
         daemon(name);
-        await createNodeImage(name, { [priv()]: { pullSecrets: [ref], tags: [tag('1.0', { pullPolicy: { timeoutSeconds: 20, backoffLimit: 0 } })] } });
+        await createNodeImage(name, { [priv()]: { pullSecrets: [ref], tags: [tag('1.0', { pullPolicy: { timeoutSeconds: 20, backoffLimit: 0, ttlSecondsAfterFinished: 300 } })] } });
         const s = await final(name, priv(), '1.0');
         expect(s.phase).toBe('Failed');
         expect(s.message).toMatch(why);
@@ -282,7 +284,7 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
         [stalled]: {
           tags: [
             tag('1.0', {
-              pullPolicy: { timeoutSeconds: 1, backoffLimit: 1 },
+              pullPolicy: { timeoutSeconds: 1, backoffLimit: 1, ttlSecondsAfterFinished: 300 },
               ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name: 'owner', namespace: ns, uid: job.metadata?.uid ?? '' }],
             }),
           ],
@@ -309,7 +311,7 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
     await removeImage(`${stalled}:1.0`);
     slow.pause();
     try {
-      await createNodeImage(name, { [stalled]: { tags: [tag('1.0', { pullPolicy: { timeoutSeconds: 60, backoffLimit: 3, activeDeadlineSeconds: 2 } })] } });
+      await createNodeImage(name, { [stalled]: { tags: [tag('1.0', { pullPolicy: { timeoutSeconds: 60, backoffLimit: 3, activeDeadlineSeconds: 2, ttlSecondsAfterFinished: 300 } })] } });
       const s = await final(name, stalled, '1.0', 20_000);
       expect(s).toMatchObject({ phase: 'Failed', message: 'pulling exceeds the activeDeadlineSeconds' });
     } finally {
@@ -331,7 +333,7 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
     daemon(name);
     const big = `${slow.address}/big`;
     await removeImage(`${big}:1.0`);
-    await createNodeImage(name, { [big]: { tags: [tag('1.0', { pullPolicy: { timeoutSeconds: 60, backoffLimit: 3 } })] } });
+    await createNodeImage(name, { [big]: { tags: [tag('1.0', { pullPolicy: { timeoutSeconds: 60, backoffLimit: 3, ttlSecondsAfterFinished: 300 } })] } });
     await eventually(async () => expect(tagStatus(await nis.get(undefined, name), big, '1.0')?.phase).toBe('Pulling'), 20_000, 50);
     await new Promise((r) => setTimeout(r, 1000));
     ctrd.ctl('restart');
@@ -343,9 +345,15 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
     daemon(name, {}, true);
     const big = `${slow.address}/big`;
     await removeImage(`${big}:1.0`);
-    await createNodeImage(name, { [big]: { tags: [tag('1.0')] } });
-    await eventually(async () => expect(tagStatus(await nis.get(undefined, name), big, '1.0')?.phase).toBe('Pulling'), 20_000, 50);
-    proxy.refuseConnections();
+    // Held until the API server is gone, so the whole download happens during the outage.
+    slow.pause();
+    try {
+      await createNodeImage(name, { [big]: { tags: [tag('1.0')] } });
+      await eventually(async () => expect(tagStatus(await nis.get(undefined, name), big, '1.0')?.phase).toBe('Pulling'), 20_000, 50);
+      proxy.refuseConnections();
+    } finally {
+      slow.resume();
+    }
     try {
       await eventually(async () => expect((await cri.image('ImageStatus', { image: { image: `${big}:1.0` } })).image).not.toBeNull(), 60_000, 200);
       expect(tagStatus(await nis.get(undefined, name), big, '1.0')?.phase).toBe('Pulling');

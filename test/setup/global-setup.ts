@@ -8,8 +8,9 @@ import type * as KubeconfigModule from '../../kube/kubeconfig.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
-// Brings the real local environment up once per jest run (unless one is handed in) and installs the
-// project's CRDs into its API server.
+// Brings the real local environment up once per jest run (unless one is handed in), installs the
+// project's CRDs and runs kruise-ts on it as an installation would: kruise-manager (webhook and
+// controllers) and a kruise-daemon on every node, from the build.
 export default async function globalSetup(): Promise<void> {
   const given = process.env['KRUISE_TS_ENV_JSON'];
   if (given) {
@@ -34,6 +35,7 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await rest.close();
   }
+  execFileSync(process.execPath, [join(root, 'dist', 'hack', 'kruise.js'), 'up', process.env['KRUISE_TS_ENV_JSON'] ?? ''], { stdio: 'inherit' });
 }
 
 function startEnvironment(): void {

@@ -1,0 +1,43 @@
+import { Informer, type InformerOptions } from './informer.js';
+import type { Logger } from './log.js';
+import { Resource, type KubeObject, type ResourceType } from './resource.js';
+import type { RestClient } from './rest.js';
+
+/**
+ * One informer per resource type and selector, shared by every controller that asks for it, as
+ * client-go's SharedInformerFactory: one watch per resource, one cache in memory.
+ */
+export class InformerFactory {
+  private readonly informers = new Map<string, Informer<KubeObject>>();
+  private signal: AbortSignal | undefined;
+
+  constructor(
+    private readonly rest: RestClient,
+    private readonly logger?: Logger,
+  ) {}
+
+  informer<T extends KubeObject>(type: ResourceType, opts: Omit<InformerOptions<T>, 'indexers' | 'logger'> = {}): Informer<T> {
+    const key = `${type.group}/${type.version}/${type.plural}|${opts.namespace ?? ''}|${opts.labelSelector ?? ''}|${opts.fieldSelector ?? ''}`;
+    let inf = this.informers.get(key) as Informer<T> | undefined;
+    if (!inf) {
+      inf = new Informer<T>(new Resource<T>(this.rest, type), { ...opts, ...(this.logger ? { logger: this.logger.child({ informer: type.plural }) } : {}) });
+      this.informers.set(key, inf as unknown as Informer<KubeObject>);
+      if (this.signal) void inf.run(this.signal);
+    }
+    return inf;
+  }
+
+  /** Starts every informer asked for so far, and any asked for later. */
+  start(signal: AbortSignal): void {
+    this.signal = signal;
+    for (const inf of this.informers.values()) void inf.run(signal);
+  }
+
+  async waitForSync(): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.synced));
+  }
+
+  allSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+}

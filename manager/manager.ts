@@ -1,0 +1,148 @@
+import type { Server } from 'node:https';
+import type { FlagValues } from '../kube/flags.js';
+import type { Controller } from '../kube/controller.js';
+import { EventRecorder } from '../kube/events.js';
+import { InformerFactory } from '../kube/informers.js';
+import { LeaderElector, type Lease } from '../kube/leader.js';
+import { componentLogger, errorFields, type Logger } from '../kube/log.js';
+import type { RestClient } from '../kube/rest.js';
+import { core, Resource } from '../kube/resource.js';
+import { controllerFactories, type ControllerContext, type ControllerFactory } from './controllers.js';
+import type { ManagerMetrics } from './metrics.js';
+import type { managerFlags } from './options.js';
+import { ensureCerts } from './webhook/certs.js';
+import { injectWebhookConfigurations, type WebhookTarget } from './webhook/configurations.js';
+import { admissionHandlers } from './webhook/handlers.js';
+import { serveWebhook } from './webhook/server.js';
+
+export type ManagerFlags = FlagValues<typeof managerFlags>;
+
+export interface ManagerOptions {
+  rest: RestClient;
+  flags: ManagerFlags;
+  metrics: ManagerMetrics;
+  identity: string;
+  logger?: Logger;
+  /** The controllers to run (default: all of controllers.ts). */
+  factories?: ControllerFactory[];
+}
+
+/**
+ * kruise-manager's parts: the admission webhook (every replica), and behind leader election the
+ * shared informers and the controllers.
+ */
+export class Manager {
+  private readonly log: Logger;
+  private webhook: Server | undefined;
+  private controllers: Controller[] = [];
+  private informers: InformerFactory | undefined;
+  private readonly stopAll = new AbortController();
+  private electionDone: Promise<'lost' | 'stopped'> | undefined;
+
+  constructor(private readonly o: ManagerOptions) {
+    this.log = o.logger ?? componentLogger('manager');
+  }
+
+  /** Certificates, webhook server and its configurations; resolves once the webhook serves. */
+  async startWebhook(): Promise<void> {
+    const f = this.o.flags;
+    const service = `${f.webhookService}.${f.namespace}.svc`;
+    const hosts = [service, `${service}.cluster.local`, `${f.webhookService}.${f.namespace}`, f.webhookService];
+    let target: WebhookTarget = { service: { namespace: f.namespace, name: f.webhookService, port: 443 } };
+    if (f.webhookUrl !== '') {
+      target = { url: f.webhookUrl };
+      hosts.unshift(new URL(f.webhookUrl).hostname);
+    }
+    const certs = await ensureCerts(this.o.rest, f.namespace, f.webhookCertSecret, hosts);
+    this.webhook = await serveWebhook({
+      ...(f.webhookHost !== '' ? { host: f.webhookHost } : {}),
+      port: f.webhookPort,
+      cert: certs.cert,
+      key: certs.key,
+      handlers: admissionHandlers(this.o.rest),
+      onReview: (path, allowed) => this.o.metrics.webhookRequests.inc({ path, allowed: String(allowed) }),
+      logger: this.log.child({ component: 'webhook' }),
+    });
+    await injectWebhookConfigurations(this.o.rest, target, certs.caCert);
+    this.log.info('webhook serving', { port: f.webhookPort, target: 'url' in target ? target.url : `service ${target.service.namespace}/${target.service.name}` });
+  }
+
+  /** Campaigns for leadership (or leads at once without election); resolves how it ended. */
+  runControllers(): Promise<'lost' | 'stopped'> {
+    const f = this.o.flags;
+    if (!f.leaderElection) {
+      void this.lead(this.stopAll.signal);
+      this.electionDone = new Promise((r) => this.stopAll.signal.addEventListener('abort', () => r('stopped')));
+      return this.electionDone;
+    }
+    const elector = new LeaderElector(new Resource<Lease>(this.o.rest, core.leases), {
+      namespace: f.leaderElectionNamespace !== '' ? f.leaderElectionNamespace : f.namespace,
+      name: f.leaderElectionId,
+      identity: this.o.identity,
+      logger: this.log.child({ component: 'leader-election' }),
+      onStartedLeading: (signal) => void this.lead(signal),
+      onStoppedLeading: () => this.o.metrics.leader.set(0),
+    });
+    this.electionDone = elector.run(this.stopAll.signal);
+    return this.electionDone;
+  }
+
+  ready(): boolean {
+    return this.webhook !== undefined && (this.informers === undefined || this.informers.allSynced());
+  }
+
+  isLeading(): boolean {
+    return this.informers !== undefined;
+  }
+
+  private async lead(signal: AbortSignal): Promise<void> {
+    this.o.metrics.leader.set(1);
+    const informers = new InformerFactory(this.o.rest, this.log);
+    const ctx: ControllerContext = {
+      rest: this.o.rest,
+      informers,
+      recorder: (component) => new EventRecorder(this.o.rest, { component }),
+      flags: this.o.flags,
+      metrics: {
+        reconciled: (controller, result, seconds) => {
+          this.o.metrics.reconciles.inc({ controller, result });
+          this.o.metrics.reconcileSeconds.observe({ controller }, seconds);
+        },
+        depth: (controller, n) => this.o.metrics.queueDepth.set({ controller }, n),
+      },
+      logger: this.log,
+    };
+    const controllers: Controller[] = [];
+    for (const factory of this.o.factories ?? controllerFactories) {
+      try {
+        const c = await factory(ctx);
+        if (c) controllers.push(c);
+      } catch (err) {
+        this.log.error('cannot build a controller', errorFields(err));
+      }
+    }
+    informers.start(signal);
+    await informers.waitForSync();
+    if (signal.aborted) return;
+    this.informers = informers;
+    this.controllers = controllers;
+    for (const c of controllers) c.start();
+    this.log.info('controllers started', { controllers: controllers.map((c) => c.name) });
+    signal.addEventListener('abort', () => void this.stopControllers(), { once: true });
+  }
+
+  private async stopControllers(): Promise<void> {
+    const cs = this.controllers;
+    this.controllers = [];
+    this.informers = undefined;
+    await Promise.all(cs.map((c) => c.stop()));
+  }
+
+  /** Stops the controllers (releasing the lease) and the webhook. */
+  async stop(): Promise<void> {
+    this.stopAll.abort();
+    await this.electionDone;
+    await this.stopControllers();
+    await new Promise<void>((r) => (this.webhook ? this.webhook.close(() => r()) : r()));
+  }
+}

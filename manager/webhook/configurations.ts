@@ -1,0 +1,89 @@
+import { GROUP, PLURAL_CONTAINER_RECREATE_REQUESTS, PLURAL_IMAGE_LIST_PULL_JOBS, PLURAL_IMAGE_PULL_JOBS, PLURAL_NODE_IMAGES, VERSION_V1ALPHA1 } from '../../api/group-version.js';
+import { ApiError } from '../../kube/rest.js';
+import { Resource, type KubeObject, type ResourceType } from '../../kube/resource.js';
+import type { RestClient } from '../../kube/rest.js';
+
+export const MUTATING_CONFIGURATION = 'kruise-mutating-webhook-configuration';
+export const VALIDATING_CONFIGURATION = 'kruise-validating-webhook-configuration';
+
+/** Where the API server sends reviews: the Service (in cluster) or a URL (manager outside it). */
+export type WebhookTarget = { service: { namespace: string; name: string; port: number } } | { url: string };
+
+interface WebhookDef {
+  name: string;
+  path: string;
+  plural: string;
+}
+
+/** The hooks kruise-ts serves, with upstream's names and paths. */
+export const mutatingHooks: readonly WebhookDef[] = [
+  { name: 'mcontainerrecreaterequest.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest', plural: PLURAL_CONTAINER_RECREATE_REQUESTS },
+  { name: 'mnodeimage.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-nodeimage', plural: PLURAL_NODE_IMAGES },
+  { name: 'mimagepulljob.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-imagepulljob', plural: PLURAL_IMAGE_PULL_JOBS },
+  { name: 'mimagelistpulljob.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-imagelistpulljob', plural: PLURAL_IMAGE_LIST_PULL_JOBS },
+];
+export const validatingHooks: readonly WebhookDef[] = [
+  { name: 'vnodeimage.kb.io', path: '/validate-apps-kruise-io-v1alpha1-nodeimage', plural: PLURAL_NODE_IMAGES },
+  { name: 'vimagepulljob.kb.io', path: '/validate-apps-kruise-io-v1alpha1-imagepulljob', plural: PLURAL_IMAGE_PULL_JOBS },
+  { name: 'vimagelistpulljob.kb.io', path: '/validate-apps-kruise-io-v1alpha1-imagelistpulljob', plural: PLURAL_IMAGE_LIST_PULL_JOBS },
+];
+
+export interface WebhookConfiguration extends KubeObject {
+  webhooks?: Array<Record<string, unknown>>;
+}
+
+function hook(def: WebhookDef, target: WebhookTarget, caBundle: string): Record<string, unknown> {
+  const clientConfig =
+    'url' in target
+      ? { url: `${target.url.replace(/\/$/, '')}${def.path}`, caBundle }
+      : { service: { ...target.service, path: def.path }, caBundle };
+  return {
+    name: def.name,
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy: 'Fail',
+    matchPolicy: 'Equivalent',
+    timeoutSeconds: 10,
+    clientConfig,
+    rules: [{ apiGroups: [GROUP], apiVersions: [VERSION_V1ALPHA1], operations: ['CREATE', 'UPDATE'], resources: [def.plural], scope: '*' }],
+  };
+}
+
+export function webhookConfigurations(target: WebhookTarget, caPem: string): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
+  const caBundle = Buffer.from(caPem).toString('base64');
+  return {
+    mutating: { metadata: { name: MUTATING_CONFIGURATION }, webhooks: mutatingHooks.map((d) => hook(d, target, caBundle)) },
+    validating: { metadata: { name: VALIDATING_CONFIGURATION }, webhooks: validatingHooks.map((d) => hook(d, target, caBundle)) },
+  };
+}
+
+const mutatingType: ResourceType = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', namespaced: false };
+const validatingType: ResourceType = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false };
+
+async function upsert(res: Resource<WebhookConfiguration>, desired: WebhookConfiguration): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      const cur = await res.get(undefined, desired.metadata?.name ?? '');
+      if (JSON.stringify(cur.webhooks) === JSON.stringify(desired.webhooks)) return;
+      await res.update({ ...cur, webhooks: desired.webhooks ?? [] });
+      return;
+    } catch (err) {
+      if (err instanceof ApiError && err.notFound) {
+        try {
+          await res.create(desired);
+          return;
+        } catch (e) {
+          if (!(e instanceof ApiError && e.alreadyExists)) throw e;
+        }
+      } else if (!(err instanceof ApiError && err.conflict)) throw err;
+    }
+  }
+  throw new Error(`cannot update webhook configuration ${desired.metadata?.name}`);
+}
+
+/** Creates the webhook configurations or injects the CA and target into those deploy/ installed. */
+export async function injectWebhookConfigurations(rest: RestClient, target: WebhookTarget, caPem: string): Promise<void> {
+  const { mutating, validating } = webhookConfigurations(target, caPem);
+  await upsert(new Resource<WebhookConfiguration>(rest, mutatingType), mutating);
+  await upsert(new Resource<WebhookConfiguration>(rest, validatingType), validating);
+}

@@ -1,0 +1,95 @@
+import { createServer, type Server } from 'node:https';
+import jsonpatch from 'fast-json-patch';
+import type { AdmissionResult } from '../../api/admission.js';
+import { componentLogger, errorFields, type Logger } from '../../kube/log.js';
+
+export interface AdmissionRequest {
+  uid: string;
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  namespace?: string;
+  name?: string;
+  object?: unknown;
+  oldObject?: unknown;
+  dryRun?: boolean;
+}
+
+/** A hook: decides on one request; mutating hooks return the object to store. */
+export type AdmissionHandler = (req: AdmissionRequest) => Promise<AdmissionResult<unknown>>;
+
+interface AdmissionReview {
+  apiVersion?: string;
+  kind?: string;
+  request?: AdmissionRequest;
+}
+
+/** The AdmissionReview v1 response for a decision: a JSON patch for changes, a status for refusals. */
+export function reviewResponse(req: AdmissionRequest, result: AdmissionResult<unknown>): Record<string, unknown> {
+  const response: Record<string, unknown> = { uid: req.uid, allowed: result.allowed };
+  if (!result.allowed) {
+    response['status'] = { code: result.code, message: result.message, reason: result.code === 403 ? 'Forbidden' : 'BadRequest' };
+  } else if (req.object !== undefined) {
+    const patch = jsonpatch.compare(req.object as object, result.object as object);
+    if (patch.length > 0) {
+      response['patchType'] = 'JSONPatch';
+      response['patch'] = Buffer.from(JSON.stringify(patch)).toString('base64');
+    }
+  }
+  return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
+}
+
+export interface WebhookServerOptions {
+  host?: string;
+  port: number;
+  cert: string;
+  key: string;
+  handlers: ReadonlyMap<string, AdmissionHandler>;
+  onReview?: (path: string, allowed: boolean) => void;
+  logger?: Logger;
+}
+
+/**
+ * The admission webhook: HTTPS, AdmissionReview v1. A handler that throws (a malformed object the
+ * schema would reject later) answers a clear refusal instead of failing the request blindly.
+ */
+export async function serveWebhook(o: WebhookServerOptions): Promise<Server> {
+  const log = o.logger ?? componentLogger('webhook');
+  const server = createServer({ cert: o.cert, key: o.key }, (httpReq, res) => {
+    const path = (httpReq.url ?? '/').split('?')[0] ?? '/';
+    const handler = o.handlers.get(path);
+    const send = (code: number, body: unknown): void => {
+      const text = JSON.stringify(body);
+      res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+      res.end(text);
+    };
+    if (path === '/healthz') return send(200, { ok: true });
+    if (!handler || httpReq.method !== 'POST') return send(404, { error: `no webhook at ${httpReq.method} ${path}` });
+    const chunks: Buffer[] = [];
+    httpReq.on('data', (c: Buffer) => chunks.push(c));
+    httpReq.on('error', () => res.destroy());
+    httpReq.on('end', () => {
+      let review: AdmissionReview;
+      try {
+        review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as AdmissionReview;
+      } catch {
+        return send(400, { error: 'body is not JSON' });
+      }
+      const req = review.request;
+      if (!req?.uid) return send(400, { error: 'not an AdmissionReview request' });
+      handler(req)
+        .catch((err: unknown): AdmissionResult<unknown> => {
+          log.warn('admission handler failed', { path, operation: req.operation, name: req.name, namespace: req.namespace, ...errorFields(err) });
+          return { allowed: false, code: 400, errors: [], message: `cannot admit ${req.name ?? 'object'}: ${(err as Error).message}` };
+        })
+        .then((result) => {
+          o.onReview?.(path, result.allowed);
+          if (!result.allowed) log.info('admission refused', { path, operation: req.operation, name: req.name, namespace: req.namespace, reason: result.message });
+          send(200, reviewResponse(req, result));
+        }, (err: unknown) => send(500, { error: String(err) }));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(new Error(`cannot listen on webhook port ${o.port}: ${err.message}`, { cause: err })));
+    server.listen(o.port, o.host, resolve);
+  });
+  return server;
+}
