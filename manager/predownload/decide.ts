@@ -1,0 +1,144 @@
+import type { V1Container, V1PodTemplateSpec } from '@kubernetes/client-node';
+import { jsonEqual } from '../../api/json-equal.js';
+import {
+  ANNOTATION_PREDOWNLOAD_MIN_UPDATED_READY_PODS,
+  ANNOTATION_PREDOWNLOAD_PARALLELISM,
+  ANNOTATION_PREDOWNLOAD_TIMEOUT_SECONDS,
+  LABEL_CONTROLLER_REVISION_HASH,
+  LABEL_IMAGE_PREDOWNLOAD_IGNORED,
+  LABEL_PRE_PREDOWNLOAD_CREATED,
+} from '../../api/metadata-keys.js';
+import { API_VERSION_V1ALPHA1, KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
+import type { ControllerRevision } from '../../api/types/workloads.js';
+import type { ImagePullJob } from '../../api/types/imagepulljob.js';
+import { scaled, type Workload } from './workload.js';
+
+/** Which rollout a revision's pre-download belongs to (kruise-ts's addition, upstream #1419). */
+export const ANNOTATION_PREDOWNLOAD_FROM = 'kruise-ts.io/image-predownload-from-revision';
+
+export type Decision =
+  /** No rollout (revisions equal): the workload's pre-download jobs go. */
+  | { kind: 'finished' }
+  /** Not (yet) to be done: too few updated pods ready, or revisions unknown. */
+  | { kind: 'wait'; reason: string }
+  /** This rollout's jobs were created (or it was ignored) already. */
+  | { kind: 'done' }
+  /** Label the update revision ignored: pre-download cannot help this rollout. */
+  | { kind: 'ignore'; reason: string }
+  | { kind: 'create'; jobs: ImagePullJob[] };
+
+export interface Outcome {
+  decision: Decision;
+  /** Problems with the workload's annotations, for a Warning event. */
+  warnings: string[];
+}
+
+/** The pod template a CloneSet or StatefulSet revision stores (`data.spec.template`). */
+export function revisionTemplate(rev: ControllerRevision | undefined): V1PodTemplateSpec | undefined {
+  const data = rev?.data as { spec?: { template?: V1PodTemplateSpec & { $patch?: string } } } | undefined;
+  const t = data?.spec?.template;
+  if (!t) return undefined;
+  const { $patch: _patch, ...template } = t;
+  return template;
+}
+
+/**
+ * The containers whose image changed between two templates when nothing but images and metadata
+ * changed (an in-place update); undefined when the change needs pods recreated.
+ */
+export function inPlaceImageChanges(oldT: V1PodTemplateSpec, newT: V1PodTemplateSpec): V1Container[] | undefined {
+  const oldC = oldT.spec?.containers ?? [];
+  const newC = newT.spec?.containers ?? [];
+  if (oldC.length !== newC.length || oldC.some((c, i) => c.name !== newC[i]?.name)) return undefined;
+  const withoutImages = (cs: V1Container[]): V1Container[] => cs.map(({ image: _image, ...rest }) => rest);
+  const { containers: oc, ...oldRest } = oldT.spec ?? { containers: [] };
+  const { containers: nc, ...newRest } = newT.spec ?? { containers: [] };
+  if (!jsonEqual(withoutImages(oc), withoutImages(nc)) || !jsonEqual(oldRest, newRest)) return undefined;
+  return newC.filter((c, i) => c.image !== oldC[i]?.image);
+}
+
+function intAnnotation(w: Workload, key: string, def: number, warnings: string[]): number {
+  const raw = w.annotations[key];
+  if (raw === undefined) return def;
+  if (/^\d+$/.test(raw.trim()) && Number(raw) > 0) return Number(raw);
+  warnings.push(`annotation ${key}="${raw}" is not a positive integer; using ${def}`);
+  return def;
+}
+
+/** The ImagePullJob for one changed container, exactly as upstream's CloneSet controller builds it. */
+export function preDownloadJob(w: Workload, updateRev: ControllerRevision, c: V1Container, parallelism: number, timeoutSeconds: number): ImagePullJob {
+  const hash = updateRev.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? updateRev.metadata?.name ?? '';
+  const revName = updateRev.metadata?.name ?? '';
+  const labels = { ...(w.template.metadata?.labels ?? {}), [LABEL_CONTROLLER_REVISION_HASH]: hash };
+  const pullSecrets = (w.template.spec?.imagePullSecrets ?? []).map((s) => s.name ?? '').filter((n) => n !== '');
+  const annotations = w.template.metadata?.annotations;
+  return {
+    apiVersion: API_VERSION_V1ALPHA1,
+    kind: KIND_IMAGE_PULL_JOB,
+    metadata: {
+      name: `${revName}-${c.name}`,
+      namespace: w.namespace,
+      labels,
+      ownerReferences: [{ apiVersion: w.apiVersion, kind: w.kind, name: w.name, uid: w.uid, controller: true, blockOwnerDeletion: true }],
+    },
+    spec: {
+      image: c.image ?? '',
+      ...(pullSecrets.length > 0 ? { pullSecrets } : {}),
+      // The nodes of the pods still on an old revision.
+      podSelector: {
+        ...(w.selector.matchLabels ? { matchLabels: w.selector.matchLabels } : {}),
+        matchExpressions: [
+          ...(w.selector.matchExpressions ?? []),
+          { key: LABEL_CONTROLLER_REVISION_HASH, operator: 'NotIn', values: [...new Set([revName, hash])] },
+        ],
+      },
+      parallelism,
+      pullPolicy: { backoffLimit: 1, timeoutSeconds },
+      completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 600 },
+      sandboxConfig: { labels, ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}) },
+    },
+  };
+}
+
+/**
+ * Upstream's pre-download rules (spec §11) for one workload and its update and current revisions.
+ * A revision pre-downloaded for an earlier rollout is pre-downloaded again when a new rollout
+ * returns to it (upstream labels it once and never again, #1419).
+ */
+export function decide(w: Workload, updateRev: ControllerRevision | undefined, currentRev: ControllerRevision | undefined): Outcome {
+  const warnings: string[] = [];
+  const out = (decision: Decision): Outcome => ({ decision, warnings });
+  if (!w.updateRevision || !w.currentRevision) return out({ kind: 'wait', reason: 'revisions not reported yet' });
+  if (w.updateRevision === w.currentRevision) return out({ kind: 'finished' });
+  if (!updateRev) return out({ kind: 'wait', reason: `revision ${w.updateRevision} not found` });
+
+  const rawMin = w.annotations[ANNOTATION_PREDOWNLOAD_MIN_UPDATED_READY_PODS];
+  let minReady = 0;
+  if (rawMin !== undefined) {
+    const v = scaled(/^\d+$/.test(rawMin.trim()) ? Number(rawMin) : rawMin, w.replicas, true);
+    if (v === undefined) warnings.push(`annotation ${ANNOTATION_PREDOWNLOAD_MIN_UPDATED_READY_PODS}="${rawMin}" is neither a number nor a percent; using 0`);
+    else minReady = v;
+  }
+  if (w.updatedReadyReplicas < minReady) return out({ kind: 'wait', reason: `${w.updatedReadyReplicas} of ${minReady} updated pods ready` });
+
+  const labels = updateRev.metadata?.labels ?? {};
+  if (labels[LABEL_IMAGE_PREDOWNLOAD_IGNORED] !== undefined) return out({ kind: 'done' });
+  if (labels[LABEL_PRE_PREDOWNLOAD_CREATED] !== undefined) {
+    const from = updateRev.metadata?.annotations?.[ANNOTATION_PREDOWNLOAD_FROM];
+    if (from === undefined || from === w.currentRevision) return out({ kind: 'done' });
+  }
+
+  if (w.recreate) return out({ kind: 'ignore', reason: 'pods are recreated (ReCreate), not updated in place' });
+  if (w.replicas <= 3) return out({ kind: 'ignore', reason: `only ${w.replicas} replicas` });
+  if (w.partition === 0 && w.maxUnavailable >= w.replicas) return out({ kind: 'ignore', reason: 'every pod updates in one batch' });
+  const newT = revisionTemplate(updateRev);
+  const oldT = revisionTemplate(currentRev);
+  if (!newT || !oldT) return out({ kind: 'ignore', reason: 'revision templates unavailable' });
+  const changed = inPlaceImageChanges(oldT, newT);
+  if (!changed) return out({ kind: 'ignore', reason: 'the change is not in-place updatable' });
+  if (changed.length === 0) return out({ kind: 'ignore', reason: 'no image changed' });
+
+  const parallelism = intAnnotation(w, ANNOTATION_PREDOWNLOAD_PARALLELISM, 1, warnings);
+  const timeout = intAnnotation(w, ANNOTATION_PREDOWNLOAD_TIMEOUT_SECONDS, 300, warnings);
+  return out({ kind: 'create', jobs: changed.map((c) => preDownloadJob(w, updateRev, c, parallelism, timeout)) });
+}

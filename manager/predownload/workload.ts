@@ -1,0 +1,88 @@
+import type { V1LabelSelector, V1PodTemplateSpec } from '@kubernetes/client-node';
+import { API_VERSION_V1ALPHA1, API_VERSION_V1BETA1, KIND_CLONE_SET, KIND_STATEFUL_SET } from '../../api/group-version.js';
+import type { IntOrString } from '../../api/types/common.js';
+import type { AdvancedStatefulSet, CloneSet } from '../../api/types/workloads.js';
+
+/** What pre-download needs of a CloneSet or an Advanced StatefulSet, rules resolved. */
+export interface Workload {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace: string;
+  uid: string;
+  annotations: Record<string, string>;
+  replicas: number;
+  selector: V1LabelSelector;
+  template: V1PodTemplateSpec;
+  /** Pods are recreated, never updated in place: nothing to pre-download. */
+  recreate: boolean;
+  /** Pods that stay on the old revision. */
+  partition: number;
+  /** Pods that may be updating at once. */
+  maxUnavailable: number;
+  currentRevision?: string;
+  updateRevision?: string;
+  updatedReadyReplicas: number;
+}
+
+/**
+ * An int-or-percent against a total, as Kubernetes' GetScaledValueFromIntOrPercent. Returns
+ * undefined for text that is neither.
+ */
+export function scaled(v: IntOrString | undefined, total: number, roundUp: boolean): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v === 'number') return Number.isInteger(v) ? v : undefined;
+  const pct = /^(\d+)%$/.exec(v.trim());
+  if (pct) {
+    const exact = (Number(pct[1]) * total) / 100;
+    return roundUp ? Math.ceil(exact) : Math.floor(exact);
+  }
+  return /^\d+$/.test(v.trim()) ? Number(v.trim()) : undefined;
+}
+
+export function fromCloneSet(cs: CloneSet): Workload {
+  const replicas = cs.spec.replicas ?? 1;
+  const us = cs.spec.updateStrategy ?? {};
+  return {
+    apiVersion: API_VERSION_V1ALPHA1,
+    kind: KIND_CLONE_SET,
+    name: cs.metadata?.name ?? '',
+    namespace: cs.metadata?.namespace ?? '',
+    uid: cs.metadata?.uid ?? '',
+    annotations: cs.metadata?.annotations ?? {},
+    replicas,
+    selector: cs.spec.selector,
+    template: cs.spec.template,
+    recreate: us.type === 'ReCreate',
+    partition: scaled(us.partition, replicas, true) ?? 0,
+    // CloneSet's default maxUnavailable is 20%, rounded down.
+    maxUnavailable: scaled(us.maxUnavailable ?? '20%', replicas, false) ?? 0,
+    ...(cs.status?.currentRevision ? { currentRevision: cs.status.currentRevision } : {}),
+    ...(cs.status?.updateRevision ? { updateRevision: cs.status.updateRevision } : {}),
+    updatedReadyReplicas: cs.status?.updatedReadyReplicas ?? 0,
+  };
+}
+
+export function fromStatefulSet(sts: AdvancedStatefulSet): Workload {
+  const replicas = sts.spec.replicas ?? 1;
+  const ru = sts.spec.updateStrategy?.rollingUpdate ?? {};
+  return {
+    apiVersion: API_VERSION_V1BETA1,
+    kind: KIND_STATEFUL_SET,
+    name: sts.metadata?.name ?? '',
+    namespace: sts.metadata?.namespace ?? '',
+    uid: sts.metadata?.uid ?? '',
+    annotations: sts.metadata?.annotations ?? {},
+    replicas,
+    selector: sts.spec.selector,
+    template: sts.spec.template,
+    // Advanced StatefulSet recreates pods unless asked to update them in place (its default).
+    recreate: (ru.podUpdatePolicy ?? 'ReCreate') === 'ReCreate',
+    // Pods with an ordinal below the partition keep the old revision.
+    partition: Math.min(replicas, Math.max(0, ru.partition ?? 0)),
+    maxUnavailable: scaled(ru.maxUnavailable ?? 1, replicas, false) ?? 1,
+    ...(sts.status?.currentRevision ? { currentRevision: sts.status.currentRevision } : {}),
+    ...(sts.status?.updateRevision ? { updateRevision: sts.status.updateRevision } : {}),
+    updatedReadyReplicas: sts.status?.updatedReadyReplicas ?? 0,
+  };
+}
