@@ -32,11 +32,10 @@ export interface WebhookConfiguration extends KubeObject {
   webhooks?: Array<Record<string, unknown>>;
 }
 
-function hook(def: WebhookDef, target: WebhookTarget, caBundle: string): Record<string, unknown> {
+function hook(def: WebhookDef, target: WebhookTarget, caBundle: string | undefined): Record<string, unknown> {
+  const ca = caBundle !== undefined ? { caBundle } : {};
   const clientConfig =
-    'url' in target
-      ? { url: `${target.url.replace(/\/$/, '')}${def.path}`, caBundle }
-      : { service: { ...target.service, path: def.path }, caBundle };
+    'url' in target ? { url: `${target.url.replace(/\/$/, '')}${def.path}`, ...ca } : { service: { ...target.service, path: def.path }, ...ca };
   return {
     name: def.name,
     admissionReviewVersions: ['v1'],
@@ -49,8 +48,15 @@ function hook(def: WebhookDef, target: WebhookTarget, caBundle: string): Record<
   };
 }
 
-export function webhookConfigurations(target: WebhookTarget, caPem: string): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
-  const caBundle = Buffer.from(caPem).toString('base64');
+export const inClusterTarget: WebhookTarget = { service: { namespace: 'kruise-system', name: 'kruise-webhook-service', port: 443 } };
+
+/** The configurations deploy/ ships: the in-cluster Service, no CA yet (the manager injects it). */
+export function deployWebhookConfigurations(): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
+  return webhookConfigurations(inClusterTarget, undefined);
+}
+
+export function webhookConfigurations(target: WebhookTarget, caPem: string | undefined): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
+  const caBundle = caPem !== undefined ? Buffer.from(caPem).toString('base64') : undefined;
   return {
     mutating: { metadata: { name: MUTATING_CONFIGURATION }, webhooks: mutatingHooks.map((d) => hook(d, target, caBundle)) },
     validating: { metadata: { name: VALIDATING_CONFIGURATION }, webhooks: validatingHooks.map((d) => hook(d, target, caBundle)) },

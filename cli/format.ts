@@ -1,0 +1,22 @@
+/** Plain-text table with columns padded to their widest cell (kubectl's style). */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('   ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+export function age(created: string | Date | undefined, now = new Date()): string {
+  if (!created) return '<unknown>';
+  const s = Math.max(0, Math.floor((now.getTime() - new Date(created).getTime()) / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.floor(s / 60)}m`;
+  if (s < 172800) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+/** A progress bar of `width` cells for 0-100. */
+export function bar(percent: number, width = 20): string {
+  const p = Math.max(0, Math.min(100, Math.round(percent)));
+  const full = Math.round((p / 100) * width);
+  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${String(p).padStart(3)}%`;
+}

@@ -1,0 +1,60 @@
+import type { ImagePullJob } from '../api/types/imagepulljob.js';
+import type { NodeImage } from '../api/types/nodeimage.js';
+import type { ContainerRecreateRequest } from '../api/types/containerrecreaterequest.js';
+import { nameAndTag } from '../daemon/cri/reference.js';
+
+export interface NodeProgress {
+  node: string;
+  phase: string;
+  progress: number;
+  message?: string;
+}
+
+/** Per-node progress of a job, read from the NodeImages whose tag the job owns. */
+export function jobNodeProgress(job: ImagePullJob, nodeImages: readonly NodeImage[]): NodeProgress[] {
+  let ref: { name: string; tag: string };
+  try {
+    ref = nameAndTag(job.spec.image);
+  } catch {
+    return [];
+  }
+  const uid = job.metadata?.uid;
+  const out: NodeProgress[] = [];
+  for (const ni of nodeImages) {
+    const tag = ni.spec?.images?.[ref.name]?.tags.find((t) => t.tag === ref.tag && t.ownerReferences?.some((o) => o.uid === uid));
+    if (!tag) continue;
+    const st = ni.status?.imageStatuses?.[ref.name]?.tags.find((t) => t.tag === ref.tag);
+    const current = st && (st.version ?? 0) === (tag.version ?? 0) ? st : undefined;
+    out.push({
+      node: ni.metadata?.name ?? '',
+      phase: current?.phase ?? 'Waiting',
+      progress: current?.progress ?? 0,
+      ...(current?.message ? { message: current.message } : {}),
+    });
+  }
+  return out.sort((a, b) => a.node.localeCompare(b.node));
+}
+
+export type JobVerdict = 'running' | 'succeeded' | 'failed';
+
+/** A job is done when it has a completion time; it failed when any node failed. */
+export function jobVerdict(job: ImagePullJob): JobVerdict {
+  if (!job.status?.completionTime) return 'running';
+  return (job.status.failed ?? 0) > 0 ? 'failed' : 'succeeded';
+}
+
+export function jobPercent(job: ImagePullJob): number {
+  const desired = job.status?.desired ?? 0;
+  if (desired === 0) return job.status?.completionTime ? 100 : 0;
+  return (100 * ((job.status?.succeeded ?? 0) + (job.status?.failed ?? 0))) / desired;
+}
+
+export type CrrVerdict = 'running' | 'succeeded' | 'failed';
+
+/** Completed does not mean success: only containers in Succeeded were recreated. */
+export function crrVerdict(crr: ContainerRecreateRequest): CrrVerdict {
+  if (crr.status?.phase !== 'Completed') return 'running';
+  const states = crr.status.containerRecreateStates ?? [];
+  const allOk = states.length === (crr.spec?.containers?.length ?? 0) && states.every((s) => s.phase === 'Succeeded');
+  return allOk ? 'succeeded' : 'failed';
+}
