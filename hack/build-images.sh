@@ -10,6 +10,9 @@
 #   big:1.0                       plus a 50 MiB random layer
 #   many-001 .. many-100 :1.0     each with its own 1 MiB random layer (distinct image IDs)
 #   REG_AUTH/private/busybox:1.0  on the htpasswd registry, with its own layer
+#   library/busybox:1.36, library/nginx:1.25, library/nginx:1.26
+#                                 what docker.io names resolve to through the mirror every
+#                                 environment's containerd has (deploy/examples use them)
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/env.sh"
 
@@ -107,6 +110,13 @@ push "$IMG_CACHE/busybox-1.1" 1.1 "$REG_OPEN/busybox:1.1"
 push "$IMG_CACHE/pause-1.0" 1.0 "$REG_OPEN/pause:1.0"
 push "$IMG_CACHE/big-1.0" 1.0 "$REG_OPEN/big:1.0"
 push "$IMG_CACHE/private-1.0" 1.0 "$REG_AUTH/private/busybox:1.0" "$REG_USER:$REG_PASS"
+layer nginx125 fill_text "nginx 1.25 stand-in" >/dev/null
+layer nginx126 fill_text "nginx 1.26 stand-in" >/dev/null
+layout "$IMG_CACHE/nginx-1.25" 1.25 "$BB" "$SLEEP" busybox nginx125
+layout "$IMG_CACHE/nginx-1.26" 1.26 "$BB" "$SLEEP" busybox nginx126
+push "$IMG_CACHE/busybox-1.1" 1.1 "$REG_OPEN/library/busybox:1.36"
+push "$IMG_CACHE/nginx-1.25" 1.25 "$REG_OPEN/library/nginx:1.25"
+push "$IMG_CACHE/nginx-1.26" 1.26 "$REG_OPEN/library/nginx:1.26"
 
 many_one() {
   local n; n=$(printf '%03d' "$1")
@@ -117,4 +127,4 @@ many_one() {
 export -f many_one layer layout push sha size fill_random
 export IMG_CACHE REG_OPEN BB SLEEP
 seq 1 "$MANY" | xargs -P 4 -I{} bash -c 'set -euo pipefail; many_one {}'
-log "images ready in $REG_OPEN and $REG_AUTH ($(( $(date +%s) - start )) s): busybox:1.0/latest/1.1, pause:1.0, big:1.0, many-001..$(printf '%03d' "$MANY"):1.0, $REG_AUTH/private/busybox:1.0"
+log "images ready in $REG_OPEN and $REG_AUTH ($(( $(date +%s) - start )) s): busybox:1.0/latest/1.1, pause:1.0, big:1.0, many-001..$(printf '%03d' "$MANY"):1.0, $REG_AUTH/private/busybox:1.0, library/{busybox:1.36,nginx:1.25,nginx:1.26}"

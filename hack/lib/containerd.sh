@@ -15,6 +15,15 @@ server = "http://$reg"
   skip_verify = true
 TOML
   done
+  # docker.io is mirrored by the local registry, so manifests written for real clusters
+  # (image: busybox:1.36) work offline: the registry holds library/busybox:1.36 and friends.
+  mkdir -p "$d/certs.d/docker.io"
+  cat > "$d/certs.d/docker.io/hosts.toml" <<TOML
+server = "https://registry-1.docker.io"
+[host."http://$REG_OPEN"]
+  capabilities = ["pull", "resolve"]
+  skip_verify = true
+TOML
   echo '{ "cniVersion": "0.4.0", "name": "kruise-ts-lo", "plugins": [ { "type": "loopback" } ] }' \
     > "$d/cni/net.d/99-loopback.conflist"
   cat > "$d/config.toml" <<TOML
