@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { DAEMON_USER_AGENT } from '../api/events.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
+import { accessRecorder, observers } from '../kube/access-log.js';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
 import { FlagError, helpText, parseFlags } from '../kube/flags.js';
 import { serveOps } from '../kube/httpserver.js';
@@ -51,7 +52,7 @@ async function main(): Promise<number> {
       qps: flags.qps,
       burst: flags.burst,
       userAgent: `${DAEMON_USER_AGENT}/${version()} (${node})`,
-      observe: (verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }),
+      observe: observers((verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }), accessRecorder('daemon')),
     });
     const endpoint = explicitEndpoint(flags.runtimeEndpoint, flags.socketFile, flags.hostRoot);
     const runtime = await detectRuntime({ ...(endpoint ? { endpoint } : {}), hostRoot: flags.hostRoot });

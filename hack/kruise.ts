@@ -1,13 +1,17 @@
-// Runs kruise-ts on a local environment the way a cluster install would: one kruise-manager and
-// one kruise-daemon per node, as processes of the built binaries (used by the tests and the demo).
+// Runs kruise-ts on a local environment the way a cluster install would: deploy/'s namespaces,
+// RBAC and webhook configurations applied, then one kruise-manager and one kruise-daemon per node
+// as processes of the built binaries, each with its ServiceAccount's token, so every call they make
+// goes through deploy/'s RBAC (used by the tests and the demo).
 //   node dist/hack/kruise.js up|down ENV_JSON
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dump, load } from 'js-yaml';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
-import { ApiError, RestClient } from '../kube/rest.js';
-import { core, Resource, type KubeObject } from '../kube/resource.js';
+import { RestClient } from '../kube/rest.js';
 import { MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION } from '../manager/webhook/configurations.js';
+import { applicable, apply, serviceAccountToken } from './apply.js';
+import { deployDir, render } from './kustomize.js';
 
 export interface LocalEnv {
   envDir: string;
@@ -38,11 +42,15 @@ function start(args: string[], log: string): number {
   return child.pid ?? 0;
 }
 
+function identityKubeconfig(env: LocalEnv, who: 'manager' | 'daemon'): string {
+  return join(dir(env), `kubeconfig-${who}`);
+}
+
 export function managerArgs(env: LocalEnv, extra: string[] = []): string[] {
   const o = offset(env);
   return [
     join(root, 'dist', 'manager', 'main.js'),
-    '--kubeconfig', env.kubeconfig,
+    '--kubeconfig', identityKubeconfig(env, 'manager'),
     '--webhook-port', String(9876 + o),
     '--webhook-url', `https://127.0.0.1:${9876 + o}`,
     '--metrics-addr', `127.0.0.1:${18080 + o}`,
@@ -60,7 +68,7 @@ export function daemonArgs(env: LocalEnv, i: number): string[] {
     '--max-semi-space-size=1',
     join(root, 'dist', 'daemon', 'main.js'),
     '--node-name', n.name,
-    '--kubeconfig', env.kubeconfig,
+    '--kubeconfig', identityKubeconfig(env, 'daemon'),
     '--runtime-endpoint', `unix://${n.criSocket}`,
     '--addr', `127.0.0.1:${10231 + offset(env) + 10 * i}`,
     '--status-write-interval-seconds', '1',
@@ -88,25 +96,29 @@ async function waitHttp(url: string, pid: number, log: string, timeoutMs = 60_00
   }
 }
 
-async function ensureNamespaces(rest: RestClient, names: string[]): Promise<void> {
-  const ns = new Resource<KubeObject>(rest, core.namespaces);
-  for (const name of names) {
-    try {
-      await ns.create({ metadata: { name } });
-    } catch (err) {
-      if (!(err instanceof ApiError && err.alreadyExists)) throw err;
+/** A kubeconfig like the admin one, authenticating with a ServiceAccount's token. */
+function withToken(adminKubeconfig: string, token: string, out: string): void {
+  const kc = load(readFileSync(adminKubeconfig, 'utf8')) as { users?: Array<{ name: string; user: Record<string, unknown> }> };
+  for (const u of kc.users ?? []) u.user = { token };
+  writeFileSync(out, dump(kc), { mode: 0o600 });
+}
+
+/** deploy/'s namespaces, RBAC, ServiceAccounts, webhook Secret and configurations, and the tokens. */
+async function install(env: LocalEnv): Promise<void> {
+  const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
+  try {
+    await apply(rest, render(join(deployDir(), 'base')).filter((o) => o.kind !== undefined && o.kind in applicable));
+    for (const who of ['manager', 'daemon'] as const) {
+      withToken(env.kubeconfig, await serviceAccountToken(rest, 'kruise-system', `kruise-${who}`), identityKubeconfig(env, who));
     }
+  } finally {
+    await rest.close();
   }
 }
 
 export async function up(env: LocalEnv): Promise<Installation> {
   mkdirSync(dir(env), { recursive: true });
-  const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
-  try {
-    await ensureNamespaces(rest, ['kruise-system', 'kruise-daemon-config']);
-  } finally {
-    await rest.close();
-  }
+  await install(env);
   const o = offset(env);
   const mlog = join(dir(env), 'manager.log');
   const mpid = start(managerArgs(env), mlog);
@@ -149,14 +161,17 @@ export async function down(env: LocalEnv): Promise<void> {
     await Promise.all([...inst.daemons.map((d) => stopPid(d.pid)), stopPid(inst.manager.pid)]);
     rmSync(file);
   }
-  // Without its manager the webhook would refuse every write of the kinds it covers.
+  // Without its manager the webhook would refuse every write of the kinds it covers. The lease and
+  // the certificate Secret go too, so the next installation starts as a first one does.
   const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
   try {
-    for (const [plural, name] of [
-      ['mutatingwebhookconfigurations', MUTATING_CONFIGURATION],
-      ['validatingwebhookconfigurations', VALIDATING_CONFIGURATION],
-    ] as const) {
-      await rest.request('DELETE', `/apis/admissionregistration.k8s.io/v1/${plural}/${name}`).catch(() => undefined);
+    for (const path of [
+      `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${MUTATING_CONFIGURATION}`,
+      `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${VALIDATING_CONFIGURATION}`,
+      '/apis/coordination.k8s.io/v1/namespaces/kruise-system/leases/kruise-manager',
+      '/api/v1/namespaces/kruise-system/secrets/kruise-webhook-certs',
+    ]) {
+      await rest.request('DELETE', path).catch(() => undefined);
     }
   } finally {
     await rest.close();

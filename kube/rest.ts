@@ -69,7 +69,7 @@ export interface WatchEvent<T = unknown> {
 
 /** What a metrics sink learns about every request. */
 export interface RequestObserver {
-  (verb: string, resource: string, status: number, seconds: number): void;
+  (verb: string, resource: string, status: number, seconds: number, where: { group: string; namespace: string | undefined; name: string | undefined }): void;
 }
 
 export interface RestClientOptions {
@@ -83,11 +83,20 @@ export interface RestClientOptions {
 }
 
 /** "list", "get", "watch", "create", ... and "pods", "nodeimages/status", ... for metrics and logs. */
-export function describeRequest(method: string, path: string, query: Query | undefined): { verb: string; resource: string } {
+export function describeRequest(
+  method: string,
+  path: string,
+  query: Query | undefined,
+): { verb: string; resource: string; group: string; namespace: string | undefined; name: string | undefined } {
   const segs = path.split('?')[0]?.split('/').filter((s) => s !== '') ?? [];
   // /api/v1/... or /apis/group/version/...
+  const group = segs[0] === 'api' ? '' : (segs[1] ?? '');
   let rest = segs[0] === 'api' ? segs.slice(2) : segs.slice(3);
-  if (rest[0] === 'namespaces' && rest.length > 2) rest = rest.slice(2);
+  let namespace: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length > 2) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
   const resource = rest.length >= 3 ? `${rest[0]}/${rest[2]}` : (rest[0] ?? 'unknown');
   const item = rest.length >= 2;
   const watch = query?.['watch'] === true || query?.['watch'] === 'true' || query?.['watch'] === 1;
@@ -99,7 +108,7 @@ export function describeRequest(method: string, path: string, query: Query | und
           ? 'get'
           : 'list'
       : ({ POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' } as Record<string, string>)[method] ?? method.toLowerCase();
-  return { verb, resource };
+  return { verb, resource, group, namespace, name: item ? rest[1] : undefined };
 }
 
 function encodeQuery(query: Query | undefined): string {
@@ -218,7 +227,8 @@ export class RestClient {
   }
 
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const { verb, resource } = describeRequest(method, path, opts.query);
+    const { verb, resource, group, namespace, name } = describeRequest(method, path, opts.query);
+    const where = { group, namespace, name };
     for (let attempt = 0; ; attempt++) {
       await this.limiter.take();
       const t0 = performance.now();
@@ -228,12 +238,12 @@ export class RestClient {
         res = await this.open(method, path, opts);
         text = await RestClient.readAll(res);
       } catch (err) {
-        this.observe?.(verb, resource, 0, (performance.now() - t0) / 1000);
+        this.observe?.(verb, resource, 0, (performance.now() - t0) / 1000, where);
         if (opts.signal?.aborted) throw err;
         throw new ApiError(0, 'Unavailable', (err as Error).message, verb, path, undefined, { cause: err });
       }
       const status = res.statusCode ?? 0;
-      this.observe?.(verb, resource, status, (performance.now() - t0) / 1000);
+      this.observe?.(verb, resource, status, (performance.now() - t0) / 1000, where);
       if (status >= 200 && status < 300) return (text === '' ? {} : JSON.parse(text)) as T;
       const err = RestClient.errorFrom(status, text, verb, path, res.headers['retry-after'] as string | undefined);
       const throttled = status === 429 || (status === 503 && err.retryAfterSeconds !== undefined);
@@ -247,19 +257,20 @@ export class RestClient {
    * rejects with ApiError when the watch cannot start or the connection breaks.
    */
   async watch<T>(path: string, query: Query, onEvent: (ev: WatchEvent<T>) => void, signal: AbortSignal): Promise<void> {
-    const { verb, resource } = describeRequest('GET', path, { ...query, watch: true });
+    const { verb, resource, group, namespace, name } = describeRequest('GET', path, { ...query, watch: true });
+    const where = { group, namespace, name };
     await this.limiter.take();
     const t0 = performance.now();
     let res: IncomingMessage;
     try {
       res = await this.open('GET', path, { query: { ...query, watch: true }, signal });
     } catch (err) {
-      this.observe?.(verb, resource, 0, (performance.now() - t0) / 1000);
+      this.observe?.(verb, resource, 0, (performance.now() - t0) / 1000, where);
       if (signal.aborted) return;
       throw new ApiError(0, 'Unavailable', (err as Error).message, verb, path, undefined, { cause: err });
     }
     const status = res.statusCode ?? 0;
-    this.observe?.(verb, resource, status, (performance.now() - t0) / 1000);
+    this.observe?.(verb, resource, status, (performance.now() - t0) / 1000, where);
     if (status !== 200) {
       throw RestClient.errorFrom(status, await RestClient.readAll(res), verb, path, res.headers['retry-after'] as string | undefined);
     }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { accessRecorder, observers } from '../kube/access-log.js';
 import { accessFromKubeConfig, loadKubeConfig } from '../kube/clientnode.js';
 import { FlagError, helpText, parseFlags } from '../kube/flags.js';
 import { serveOps } from '../kube/httpserver.js';
@@ -42,7 +43,7 @@ async function main(): Promise<number> {
       qps: flags.qps,
       burst: flags.burst,
       userAgent: `kruise-manager/${version()}`,
-      observe: (verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }),
+      observe: observers((verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }), accessRecorder('manager')),
     });
     await checkApiAccess(rest, new Resource(rest, kruise.nodeImages).path(), 'NodeImage (apps.kruise.io/v1alpha1)');
   } catch (err) {

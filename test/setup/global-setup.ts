@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as CrdsModule from '../../kube/crds.js';
@@ -35,6 +35,11 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await rest.close();
   }
+  // Every API call the binaries make during the run is recorded; npm test then checks deploy/'s
+  // RBAC against it (hack/check-rbac.ts).
+  mkdirSync(join(root, '.test-output'), { recursive: true });
+  process.env['KRUISE_TS_ACCESS_LOG'] = join(root, '.test-output', 'access.jsonl');
+  writeFileSync(process.env['KRUISE_TS_ACCESS_LOG'], '');
   execFileSync(process.execPath, [join(root, 'dist', 'hack', 'kruise.js'), 'up', process.env['KRUISE_TS_ENV_JSON'] ?? ''], { stdio: 'inherit' });
 }
 

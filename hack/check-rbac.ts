@@ -1,0 +1,96 @@
+// Proves deploy/'s RBAC is exactly what the binaries need: every API call the test run recorded
+// (KRUISE_TS_ACCESS_LOG) is allowed by the rendered roles, and every granted verb was used by some
+// call. Run after the test suite (npm test does).
+//   node dist/hack/check-rbac.js ACCESS_LOG
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { deployDir, render, type Rendered } from './kustomize.js';
+
+export interface Access {
+  identity: string;
+  verb: string;
+  group: string;
+  resource: string;
+  namespace: string;
+  name: string;
+}
+
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs?: string[];
+  resourceNames?: string[];
+}
+
+export interface Grant {
+  identity: string;
+  /** '' for cluster-wide. */
+  namespace: string;
+  group: string;
+  resource: string;
+  verb: string;
+  resourceNames?: string[];
+}
+
+const identities: Record<string, string> = { 'kruise-manager': 'manager', 'kruise-daemon': 'daemon' };
+
+/** Every (identity, namespace, group, resource, verb) the rendered RBAC grants to kruise-ts's ServiceAccounts. */
+export function grants(objects: readonly Rendered[]): Grant[] {
+  const roles = new Map<string, Rule[]>();
+  for (const o of objects) {
+    if (o.kind === 'ClusterRole' || o.kind === 'Role') roles.set(`${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`, (o['rules'] as Rule[] | undefined) ?? []);
+  }
+  const out: Grant[] = [];
+  for (const b of objects) {
+    if (b.kind !== 'ClusterRoleBinding' && b.kind !== 'RoleBinding') continue;
+    const ref = b['roleRef'] as { kind: string; name: string };
+    const namespace = b.kind === 'RoleBinding' ? (b.metadata?.namespace ?? '') : '';
+    const rules = roles.get(`${ref.kind}/${ref.kind === 'Role' ? namespace : ''}/${ref.name}`) ?? [];
+    for (const s of (b['subjects'] as Array<{ kind: string; name: string; namespace?: string }> | undefined) ?? []) {
+      const identity = s.kind === 'ServiceAccount' && s.namespace === 'kruise-system' ? identities[s.name] : undefined;
+      if (!identity) continue;
+      for (const r of rules) {
+        for (const group of r.apiGroups ?? []) {
+          for (const resource of r.resources ?? []) {
+            for (const verb of r.verbs ?? []) out.push({ identity, namespace, group, resource, verb, ...(r.resourceNames ? { resourceNames: r.resourceNames } : {}) });
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+export function allows(g: Grant, a: Access): boolean {
+  if (g.identity !== a.identity || g.group !== a.group || g.resource !== a.resource || g.verb !== a.verb) return false;
+  if (g.namespace !== '' && g.namespace !== a.namespace) return false;
+  return !g.resourceNames || g.resourceNames.includes(a.name);
+}
+
+export function check(objects: readonly Rendered[], accesses: readonly Access[]): { refused: Access[]; unused: Grant[] } {
+  const gs = grants(objects);
+  return {
+    refused: accesses.filter((a) => (a.identity === 'manager' || a.identity === 'daemon') && !gs.some((g) => allows(g, a))),
+    unused: gs.filter((g) => !accesses.some((a) => allows(g, a))),
+  };
+}
+
+const show = (x: Access | Grant): string =>
+  `${x.identity}: ${x.verb} ${x.group === '' ? '' : `${x.group}/`}${x.resource}${x.namespace ? ` in ${x.namespace}` : ' (cluster-wide)'}${'name' in x && x.name ? ` ${x.name}` : ''}${'resourceNames' in x && x.resourceNames ? ` [${x.resourceNames.join(',')}]` : ''}`;
+
+if (process.argv[1]?.endsWith('check-rbac.js')) {
+  const file = process.argv[2] ?? join(import.meta.dirname, '..', '..', '.test-output', 'access.jsonl');
+  if (!existsSync(file)) {
+    console.error(`check-rbac: ${file} does not exist: run the integration tests first (npm test does)`);
+    process.exit(1);
+  }
+  const accesses = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Access);
+  const { refused, unused } = check(render(join(deployDir(), 'base')), accesses);
+  for (const a of refused) console.error(`not granted by deploy/ but called: ${show(a)}`);
+  for (const g of unused) console.error(`granted by deploy/ but never called: ${show(g)}`);
+  if (refused.length > 0 || unused.length > 0) {
+    console.error(`check-rbac: deploy/base/rbac.yaml does not match what the binaries call (${refused.length} missing, ${unused.length} unused)`);
+    process.exit(1);
+  }
+  console.log(`check-rbac: deploy/ grants exactly the ${new Set(accesses.map((a) => `${a.identity} ${a.verb} ${a.group}/${a.resource} ${a.namespace}`)).size} distinct calls the binaries made`);
+}

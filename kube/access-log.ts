@@ -1,0 +1,27 @@
+import { appendFileSync } from 'node:fs';
+import type { RequestObserver } from './rest.js';
+
+/**
+ * When KRUISE_TS_ACCESS_LOG names a file, appends every distinct API access of this process
+ * (identity, verb, group, resource, namespace, name) as a JSON line. The test run collects these to
+ * prove deploy/'s RBAC grants exactly what the binaries use (hack/check-rbac.ts).
+ */
+export function accessRecorder(identity: string, env: NodeJS.ProcessEnv = process.env): RequestObserver | undefined {
+  const file = env['KRUISE_TS_ACCESS_LOG'];
+  if (!file) return undefined;
+  const seen = new Set<string>();
+  return (verb, resource, _status, _seconds, where) => {
+    const entry = JSON.stringify({ identity, verb, group: where.group, resource, namespace: where.namespace ?? '', name: where.name ?? '' });
+    if (seen.has(entry)) return;
+    seen.add(entry);
+    appendFileSync(file, entry + '\n');
+  };
+}
+
+/** Calls every observer given. */
+export function observers(...list: Array<RequestObserver | undefined>): RequestObserver {
+  const active = list.filter((o): o is RequestObserver => o !== undefined);
+  return (...args) => {
+    for (const o of active) o(...args);
+  };
+}

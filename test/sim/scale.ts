@@ -1,0 +1,157 @@
+// Scale simulation: N simulated nodes, each running the real daemon code (informers, queues,
+// status writer) against the real API server, with a simulated runtime that answers pulls after a
+// delay; the real kruise-manager (the environment's installation) drives ImagePullJobs over them.
+//   node dist/test/sim/scale.js ENV_JSON      (SIM_NODES, SIM_JOBS, SIM_PARALLELISM, SIM_PULL_DELAY_MS)
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pLimit from 'p-limit';
+import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
+import type { ImagePullJob } from '../../api/types/imagepulljob.js';
+import type { NodeImage } from '../../api/types/nodeimage.js';
+import { CriClient } from '../../daemon/cri/client.js';
+import { Daemon } from '../../daemon/daemon.js';
+import { DaemonMetrics } from '../../daemon/metrics.js';
+import { kruise } from '../../kube/kruise.js';
+import { loadClusterAccess } from '../../kube/kubeconfig.js';
+import { rootLogger } from '../../kube/log.js';
+import { RestClient } from '../../kube/rest.js';
+import { Resource, type KubeObject } from '../../kube/resource.js';
+import { FakeRuntime } from './fake-runtime.js';
+
+interface SimEnv {
+  kubeconfig: string;
+  envDir: string;
+}
+
+export interface ScaleResult {
+  nodes: number;
+  jobs: number;
+  parallelism: number;
+  pullDelayMs: number;
+  oneJobSeconds: number;
+  manyJobsSeconds: number;
+  watchesPerDaemon: number;
+  requestsPerNode: Record<string, number>;
+  statusWritesPerNodePerTagOneJob: number;
+  statusWritesPerNodePerTagManyJobs: number;
+  writeRatePerSecond: number;
+  managerCpuPercent: number;
+  managerPeakRssMiB: number;
+  daemonRssMiB: number;
+  setupSeconds: number;
+}
+
+const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as SimEnv;
+const N = Number(process.env['SIM_NODES'] ?? 1000);
+const JOBS = Number(process.env['SIM_JOBS'] ?? 50);
+const PAR = Number(process.env['SIM_PARALLELISM'] ?? 500);
+const DELAY = Number(process.env['SIM_PULL_DELAY_MS'] ?? 1000);
+rootLogger('error');
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const rss = (pid: number | 'self'): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+const admin = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
+const nis = new Resource<NodeImage & KubeObject>(admin, kruise.nodeImages);
+const jobs = new Resource<ImagePullJob & KubeObject>(admin, kruise.imagePullJobs);
+const managerPid = (JSON.parse(readFileSync(join(env.envDir, 'kruise', 'installation.json'), 'utf8')) as { manager: { pid: number } }).manager.pid;
+
+// Every simulated daemon's API traffic, by verb and resource.
+const counts = new Map<string, number>();
+const daemonRest = new RestClient(loadClusterAccess(env.kubeconfig), {
+  qps: 0,
+  observe: (verb, resource) => counts.set(`${verb} ${resource}`, (counts.get(`${verb} ${resource}`) ?? 0) + 1),
+});
+const count = (pred: (k: string) => boolean): number => [...counts].filter(([k]) => pred(k)).reduce((a, [, v]) => a + v, 0);
+
+const names = Array.from({ length: N }, (_, i) => `sim-node-${String(i).padStart(5, '0')}`);
+const limit = pLimit(64);
+const t0 = Date.now();
+await Promise.all(names.map((name) => limit(() => nis.create({ metadata: { name, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true', 'kruise-ts.io/sim': 'true' } } }).catch(() => undefined))));
+
+const runtime = await FakeRuntime.start({ socket: join(tmpdir(), `kruise-ts-sim-${process.pid}.sock`), pullDelayMs: DELAY });
+const cri = new CriClient(join(tmpdir(), `kruise-ts-sim-${process.pid}.sock`));
+const metrics = new DaemonMetrics();
+const baseRss = rss('self');
+const daemons = names.map(
+  (node) =>
+    new Daemon({ node, rest: daemonRest, cri, secretNamespace: 'kruise-daemon-config', maxWorkers: 5, imageFsHighWatermark: 100, hostRoot: '/', statusIntervalMs: 5000, metrics, progress: false }),
+);
+for (const d of daemons) d.start();
+while (!daemons.every((d) => d.synced())) await sleep(200);
+const setupSeconds = (Date.now() - t0) / 1000;
+const daemonRssMiB = (rss('self') - baseRss) / N;
+const watchesPerDaemon = count((k) => k.startsWith('watch ')) / N;
+
+async function runJobs(n: number, prefix: string): Promise<{ seconds: number; writes: number; cpu: number; peak: number }> {
+  const before = count((k) => /^(update|patch) nodeimages\/status$/.test(k));
+  const cpu0 = cpuSeconds(managerPid);
+  let peak = rss(managerPid);
+  const start = Date.now();
+  const created = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      jobs.create({
+        metadata: { name: `${prefix}-${i}`, namespace: 'default' },
+        spec: { image: `sim.local/${prefix}-${i}:1.0`, selector: { matchLabels: { 'kruise-ts.io/sim': 'true' } }, parallelism: PAR, completionPolicy: { type: 'Always' }, pullPolicy: { timeoutSeconds: 60, backoffLimit: 1 } },
+      }),
+    ),
+  );
+  for (;;) {
+    peak = Math.max(peak, rss(managerPid));
+    const done = await Promise.all(created.map(async (j) => (await jobs.get('default', j.metadata?.name ?? '')).status?.completionTime !== undefined));
+    if (done.every(Boolean)) break;
+    await sleep(1000);
+  }
+  const seconds = (Date.now() - start) / 1000;
+  const cpu = cpuSeconds(managerPid) - cpu0;
+  for (const j of created) await jobs.delete('default', j.metadata?.name ?? '').catch(() => undefined);
+  return { seconds, writes: count((k) => /^(update|patch) nodeimages\/status$/.test(k)) - before, cpu, peak };
+}
+
+const one = await runJobs(1, 'sim-one');
+await sleep(5000);
+const many = await runJobs(JOBS, 'sim-many');
+
+const result: ScaleResult = {
+  nodes: N,
+  jobs: JOBS,
+  parallelism: PAR,
+  pullDelayMs: DELAY,
+  oneJobSeconds: one.seconds,
+  manyJobsSeconds: many.seconds,
+  watchesPerDaemon,
+  requestsPerNode: Object.fromEntries([...counts].map(([k, v]) => [k, Number((v / N).toFixed(2))])),
+  statusWritesPerNodePerTagOneJob: one.writes / N,
+  statusWritesPerNodePerTagManyJobs: many.writes / (N * JOBS),
+  writeRatePerSecond: many.writes / many.seconds,
+  managerCpuPercent: (100 * (one.cpu + many.cpu)) / (one.seconds + many.seconds),
+  managerPeakRssMiB: Math.max(one.peak, many.peak),
+  daemonRssMiB,
+  setupSeconds,
+};
+
+for (const d of daemons) await d.stop();
+cri.close();
+await runtime.stop();
+await Promise.all(names.map((name) => limit(() => nis.delete(undefined, name).catch(() => undefined))));
+await daemonRest.close();
+await admin.close();
+
+console.log(`## Scale simulation: ${N} simulated nodes\n`);
+console.log(`Each simulated node runs the real daemon code (NodeImage and CRR informers, queues, status writer) in one process against the real API server, with a simulated runtime answering pulls after ${DELAY} ms; the real kruise-manager drives the jobs. ${N} nodes is what this 2-core machine holds alongside its API server (5,000 with SIM_NODES=5000 takes a larger machine).\n`);
+console.log('| measurement | value | target |\n| --- | --- | --- |');
+console.log(`| one ImagePullJob over all nodes, parallelism ${PAR}: time to completion | ${result.oneJobSeconds.toFixed(1)} s | |`);
+console.log(`| ${JOBS} ImagePullJobs at once over all nodes: time to completion | ${result.manyJobsSeconds.toFixed(1)} s | |`);
+console.log(`| watches held per daemon | ${result.watchesPerDaemon.toFixed(2)} | ≤ 2 |`);
+console.log(`| NodeImage status writes per node per tag (one job) | ${result.statusWritesPerNodePerTagOneJob.toFixed(2)} | ≤ 3 |`);
+console.log(`| NodeImage status writes per node per tag (${JOBS} jobs) | ${result.statusWritesPerNodePerTagManyJobs.toFixed(2)} | ≤ 3 |`);
+console.log(`| status write rate during the ${JOBS} jobs | ${result.writeRatePerSecond.toFixed(0)} /s | |`);
+console.log(`| manager CPU during the runs | ${result.managerCpuPercent.toFixed(0)}% of a core | |`);
+console.log(`| manager peak RSS | ${result.managerPeakRssMiB.toFixed(0)} MiB | < 500 MiB |`);
+console.log(`| memory per simulated daemon (in one process) | ${(result.daemonRssMiB * 1024).toFixed(0)} KiB | |`);
+console.log(`\nDaemon API requests per node, by verb and resource: ${Object.entries(result.requestsPerNode).map(([k, v]) => `${k} ${v}`).join(', ')}\n`);

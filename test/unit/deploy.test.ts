@@ -1,0 +1,106 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { deployWebhookConfigurations } from '../../manager/webhook/configurations.js';
+import { check, grants, type Access } from '../../hack/check-rbac.js';
+import { deployDir, render, type Rendered } from '../../hack/kustomize.js';
+
+const all = render(deployDir());
+const base = render(join(deployDir(), 'base'));
+const find = (objs: Rendered[], kind: string, name: string): Rendered => {
+  const o = objs.find((x) => x.kind === kind && x.metadata?.name === name);
+  if (!o) throw new Error(`${kind} ${name} not rendered`);
+  return o;
+};
+type Spec = Record<string, unknown>;
+const podSpec = (o: Rendered): Spec => ((o['spec'] as Spec)['template'] as Spec)['spec'] as Spec;
+const container = (o: Rendered): Spec => (podSpec(o)['containers'] as Spec[])[0] ?? {};
+
+describe('deploy/ (kubectl apply -k deploy/)', () => {
+  it('installs namespaces, CRDs, accounts, workloads, webhook and policy', () => {
+    const kinds = all.map((o) => `${o.kind}/${o.metadata?.name}`);
+    for (const k of [
+      'Namespace/kruise-system',
+      'Namespace/kruise-daemon-config',
+      'CustomResourceDefinition/nodeimages.apps.kruise.io',
+      'CustomResourceDefinition/imagepulljobs.apps.kruise.io',
+      'CustomResourceDefinition/imagelistpulljobs.apps.kruise.io',
+      'CustomResourceDefinition/containerrecreaterequests.apps.kruise.io',
+      'ServiceAccount/kruise-manager',
+      'ServiceAccount/kruise-daemon',
+      'Deployment/kruise-manager',
+      'Service/kruise-webhook-service',
+      'PodDisruptionBudget/kruise-manager',
+      'DaemonSet/kruise-daemon',
+      'MutatingWebhookConfiguration/kruise-mutating-webhook-configuration',
+      'ValidatingWebhookConfiguration/kruise-validating-webhook-configuration',
+      'ValidatingAdmissionPolicy/kruise-daemon-own-node',
+      'ValidatingAdmissionPolicyBinding/kruise-daemon-own-node',
+    ]) {
+      expect(kinds).toContain(k);
+    }
+    // Clusters older than 1.30 install deploy/base: everything but the policy.
+    expect(base.some((o) => o.kind?.startsWith('ValidatingAdmissionPolicy'))).toBe(false);
+    expect(base.length).toBe(all.length - 2);
+  });
+
+  it('sets the image in one place', () => {
+    const images = [find(all, 'Deployment', 'kruise-manager'), find(all, 'DaemonSet', 'kruise-daemon')].map((o) => container(o)['image']);
+    expect(images).toEqual(['ghcr.io/kruise-ts/kruise-ts:0.1.0', 'ghcr.io/kruise-ts/kruise-ts:0.1.0']);
+    const kustomizations = ['kustomization.yaml', 'base/kustomization.yaml', 'policy/kustomization.yaml', 'crds/kustomization.yaml'];
+    expect(kustomizations.filter((f) => readFileSync(join(deployDir(), f), 'utf8').includes('newTag'))).toEqual(['base/kustomization.yaml']);
+  });
+
+  it('runs the manager as 2 leader-electing replicas, spread, probed and disruption-budgeted', () => {
+    const d = find(all, 'Deployment', 'kruise-manager');
+    expect((d['spec'] as Spec)['replicas']).toBe(2);
+    expect(podSpec(d)['affinity']).toHaveProperty('podAntiAffinity');
+    expect(container(d)).toHaveProperty('readinessProbe.httpGet.path', '/readyz');
+    expect(container(d)).toHaveProperty('livenessProbe.httpGet.path', '/healthz');
+    expect(container(d)).toHaveProperty('resources.limits.memory');
+    expect(find(all, 'PodDisruptionBudget', 'kruise-manager')).toHaveProperty('spec.minAvailable', 1);
+  });
+
+  it('runs a daemon on every node: all taints tolerated, node-critical, NODE_NAME, read-only host sockets, limits, probes', () => {
+    const ds = find(all, 'DaemonSet', 'kruise-daemon');
+    const spec = podSpec(ds);
+    expect(spec['tolerations']).toEqual([{ operator: 'Exists' }]);
+    expect(spec['priorityClassName']).toBe('system-node-critical');
+    const c = container(ds);
+    expect(c['env']).toContainEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
+    expect((c['volumeMounts'] as Spec[]).every((m) => m['readOnly'] === true)).toBe(true);
+    expect(c).toHaveProperty('resources.requests.memory');
+    expect(c).toHaveProperty('resources.limits.memory', '128Mi');
+    expect(c).toHaveProperty('readinessProbe.httpGet.path', '/readyz');
+    expect(c['command']).toContain('--max-semi-space-size=1');
+  });
+
+  it('ships the webhook configurations the manager code defines (the manager injects the CA)', () => {
+    const { mutating, validating } = deployWebhookConfigurations();
+    const strip = (o: Rendered): unknown => ({ metadata: o.metadata, webhooks: o['webhooks'] });
+    expect(strip(find(all, 'MutatingWebhookConfiguration', 'kruise-mutating-webhook-configuration'))).toEqual({ metadata: mutating.metadata, webhooks: mutating.webhooks });
+    expect(strip(find(all, 'ValidatingWebhookConfiguration', 'kruise-validating-webhook-configuration'))).toEqual({ metadata: validating.metadata, webhooks: validating.webhooks });
+  });
+
+  it('grants least privilege: the daemon reads secrets only in kruise-daemon-config and writes only status; the manager writes secrets only there', () => {
+    const g = grants(base);
+    const secrets = g.filter((x) => x.resource === 'secrets');
+    expect(secrets.filter((x) => x.identity === 'daemon')).toEqual([{ identity: 'daemon', namespace: 'kruise-daemon-config', group: '', resource: 'secrets', verb: 'get' }]);
+    const managerWrites = secrets.filter((x) => x.identity === 'manager' && !['get', 'list', 'watch'].includes(x.verb));
+    expect(managerWrites.every((x) => x.namespace === 'kruise-daemon-config' || (x.resourceNames?.join() === 'kruise-webhook-certs' && x.verb === 'update'))).toBe(true);
+    const daemonWrites = g.filter((x) => x.identity === 'daemon' && !['get', 'list', 'watch'].includes(x.verb));
+    expect(daemonWrites.every((x) => x.resource.endsWith('/status') || x.resource === 'events')).toBe(true);
+    expect(g.some((x) => x.verb === '*' || x.resource === '*' || x.group === '*')).toBe(false);
+  });
+
+  it('the RBAC check finds both a refused call and an unused grant', () => {
+    const used: Access[] = grants(base).map((x) => ({ identity: x.identity, verb: x.verb, group: x.group, resource: x.resource, namespace: x.namespace === '' ? 'ns' : x.namespace, name: x.resourceNames?.[0] ?? 'n' }));
+    expect(check(base, used)).toEqual({ refused: [], unused: [] });
+    const extra: Access = { identity: 'daemon', verb: 'delete', group: 'apps.kruise.io', resource: 'nodeimages', namespace: '', name: 'n1' };
+    expect(check(base, [...used, extra]).refused).toEqual([extra]);
+    expect(check(base, used.slice(1)).unused).toHaveLength(1);
+  });
+
+  it('has examples for every kind', () => {
+    expect(readdirSync(join(deployDir(), 'examples')).sort()).toEqual(['cloneset.yaml', 'crr-pod.yaml', 'crr.yaml', 'imagelistpulljob.yaml', 'imagepulljob.yaml']);
+  });
+});
