@@ -15,8 +15,9 @@ import {
   crrFailedContainersMessage,
   crrKillErrorMessage,
   crrRuntimeNotFoundMessage,
+  crrStoppedMessage,
   crrStoppingMessage,
-  crrStoppingTarget,
+  crrStopRecord,
   MESSAGE_CRR_CONTAINER_NOT_FOUND_ON_NODE,
   MESSAGE_CRR_DEADLINE_EXCEEDED,
   MESSAGE_CRR_UNREADY_ACQUIRED_INVALID,
@@ -140,22 +141,30 @@ function assess(
   nowMs: number,
 ): Assessment {
   if (prev !== undefined && isCrrContainerFinished(prev)) return { state: prev, killable: false };
-  const killed = prev?.isKilled === true ? { isKilled: true } : {};
+  // What this CRR already did to the container travels with its state until it is finished.
+  const stop = prev?.isKilled === true ? crrStopRecord(prev.message) : undefined;
+  // A stop counts as finished once its instance is no longer the running one, even if the daemon
+  // restarted before it could record that.
+  const stopped = stop !== undefined && (stop.stopped || obs === undefined || !obs.running || obs.id !== stop.containerID);
+  const killed = prev?.isKilled === true ? { isKilled: true, ...(stop !== undefined && stopped ? { message: crrStoppedMessage(stop.containerID) } : {}) } : {};
   if (obs === undefined) {
-    return { state: { name: c.name, phase: CRR_PHASE_PENDING, message: MESSAGE_CRR_CONTAINER_NOT_FOUND_ON_NODE, ...killed }, killable: false };
+    return { state: { name: c.name, phase: CRR_PHASE_PENDING, message: MESSAGE_CRR_CONTAINER_NOT_FOUND_ON_NODE, ...(prev?.isKilled === true ? { isKilled: true } : {}) }, killable: false };
   }
+  const recreatingState: ContainerState = { name: c.name, phase: CRR_PHASE_RECREATING, ...killed };
   // Exited or not started yet: the kubelet is bringing it back.
-  if (!obs.running) return { state: { name: c.name, phase: CRR_PHASE_RECREATING, ...killed }, killable: false };
+  if (!obs.running) return { state: recreatingState, killable: false };
   const pending: Assessment = { state: { name: c.name, phase: CRR_PHASE_PENDING, ...killed }, killable: true };
-  // A stop this CRR started on this very instance did not finish (the daemon restarted): finish it.
-  if (prev?.isKilled === true && crrStoppingTarget(prev.message) === obs.id) return pending;
+  if (stop !== undefined && stop.containerID === obs.id) {
+    // A stop this CRR started on this very instance did not finish (the daemon restarted): finish
+    // it. One that finished leaves nothing to do but wait for the replacement.
+    return stopped ? { state: recreatingState, killable: false } : pending;
+  }
   if (crr.spec.strategy?.forceRecreate === true && prev?.isKilled !== true) return pending;
   const context = c.statusContext;
   const original = splitContainerID(context?.containerID ?? '')?.id;
   const recreated = obs.id !== original || obs.attempt > (context?.restartCount ?? 0);
   if (!recreated) return pending;
 
-  const recreatingState: ContainerState = { name: c.name, phase: CRR_PHASE_RECREATING, ...killed };
   const scheme = splitContainerID(context?.containerID ?? '')?.scheme ?? '';
   const entry = synced?.find((s) => s.name === c.name);
   if (entry === undefined || entry.containerID !== `${scheme}://${obs.id}` || !entry.ready) return { state: recreatingState, killable: false };
@@ -165,7 +174,7 @@ function assess(
     const left = obs.startedAtMs + minStartedMs - nowMs;
     if (left > 0) return { state: recreatingState, killable: false, waitMs: left + TIMER_SLACK_MS };
   }
-  return { state: { name: c.name, phase: CRR_PHASE_SUCCEEDED, ...killed }, killable: false };
+  return { state: { name: c.name, phase: CRR_PHASE_SUCCEEDED, ...(prev?.isKilled === true ? { isKilled: true } : {}) }, killable: false };
 }
 
 function planContainers(crr: ContainerRecreateRequest, observed: ReadonlyMap<string, ObservedContainer>, nowMs: number): Plan {
@@ -240,7 +249,8 @@ export function applyKillResults(status: ContainerRecreateRequestStatus, results
     containerRecreateStates: (status.containerRecreateStates ?? []).map((s) => {
       if (!results.has(s.name)) return s;
       const error = results.get(s.name);
-      if (error === undefined) return { name: s.name, phase: CRR_PHASE_RECREATING, isKilled: true };
+      const stopped = crrStopRecord(s.message)?.containerID;
+      if (error === undefined) return { name: s.name, phase: CRR_PHASE_RECREATING, isKilled: true, ...(stopped !== undefined ? { message: crrStoppedMessage(stopped) } : {}) };
       return { name: s.name, phase: CRR_PHASE_FAILED, message: crrKillErrorMessage(error) };
     }),
   };
