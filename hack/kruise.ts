@@ -21,7 +21,8 @@ export interface Installation {
   daemons: Array<{ node: string; pid: number; log: string; port: number }>;
 }
 
-const root = join(import.meta.dirname, '..', '..');
+// dist/hack/ when built, hack/ when tests load the source: the repository is where package.json is.
+const root = existsSync(join(import.meta.dirname, '..', 'package.json')) ? join(import.meta.dirname, '..') : join(import.meta.dirname, '..', '..');
 
 function offset(env: LocalEnv): number {
   return Number(env.registryOpen.split(':')[1]) - 5000;
@@ -119,6 +120,35 @@ export async function up(env: LocalEnv): Promise<Installation> {
   const inst: Installation = { manager: { pid: mpid, log: mlog, healthPort: 18000 + o, metricsPort: 18080 + o, webhookPort: 9876 + o }, daemons };
   writeFileSync(join(dir(env), 'installation.json'), JSON.stringify(inst, null, 2));
   return inst;
+}
+
+function readInstallation(env: LocalEnv): Installation {
+  return JSON.parse(readFileSync(join(dir(env), 'installation.json'), 'utf8')) as Installation;
+}
+
+/** Stops the installed daemon of one node (SIGKILL: as a crash), keeping its slot for a restart. */
+export async function stopInstalledDaemon(env: LocalEnv, node: string, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  const d = readInstallation(env).daemons.find((x) => x.node === node);
+  if (!d) throw new Error(`no installed daemon for ${node}`);
+  if (signal === 'SIGKILL') {
+    try {
+      process.kill(d.pid, 'SIGKILL');
+    } catch {
+      return;
+    }
+  }
+  await stopPid(d.pid);
+}
+
+/** Starts the daemon of one node again (same arguments and log) and records its new pid. */
+export async function startInstalledDaemon(env: LocalEnv, node: string): Promise<void> {
+  const inst = readInstallation(env);
+  const i = env.nodes.findIndex((n) => n.name === node);
+  const d = inst.daemons.find((x) => x.node === node);
+  if (i < 0 || !d) throw new Error(`no installed daemon for ${node}`);
+  d.pid = start(daemonArgs(env, i), d.log);
+  writeFileSync(join(dir(env), 'installation.json'), JSON.stringify(inst, null, 2));
+  await waitHttp(`http://127.0.0.1:${d.port}/readyz`, d.pid, d.log);
 }
 
 async function stopPid(pid: number, graceMs = 10_000): Promise<void> {
