@@ -55,15 +55,10 @@ export function crrStoppingMessage(containerID: string, graceSeconds: number): s
   return `stopping container ${containerID} (grace ${graceSeconds}s)`;
 }
 
-/** Per-container message once the daemon stopped a container and waits for the kubelet. */
-export function crrStoppedMessage(containerID: string): string {
-  return `stopped container ${containerID}, waiting for the kubelet to start it again`;
-}
-
-/** The instance a crrStoppingMessage or crrStoppedMessage names, and whether the stop finished. */
-export function crrStopRecord(message: string | undefined): { containerID: string; stopped: boolean } | undefined {
-  const m = /^(stopping|stopped) container (\S+?)(?: \(grace \d+s\)|, waiting for the kubelet to start it again)$/.exec(message ?? '');
-  return m?.[1] !== undefined && m[2] !== undefined ? { containerID: m[2], stopped: m[1] === 'stopped' } : undefined;
+/** The instance a crrStoppingMessage names. */
+export function crrStopRecord(message: string | undefined): { containerID: string } | undefined {
+  const id = /^stopping container (\S+) \(grace \d+s\)$/.exec(message ?? '')?.[1];
+  return id !== undefined ? { containerID: id } : undefined;
 }
 
 /** Containers left unfinished because another one failed under failurePolicy Fail. */

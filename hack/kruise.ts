@@ -18,7 +18,7 @@ export interface LocalEnv {
 
 export interface Installation {
   manager: { pid: number; log: string; healthPort: number; metricsPort: number; webhookPort: number };
-  daemons: Array<{ node: string; pid: number; log: string; port: number }>;
+  daemons: Array<{ node: string; pid: number; log: string; port: number; args: string[] }>;
 }
 
 // dist/hack/ when built, hack/ when tests load the source: the repository is where package.json is.
@@ -53,7 +53,7 @@ export function managerArgs(env: LocalEnv, extra: string[] = []): string[] {
   ];
 }
 
-export function daemonArgs(env: LocalEnv, i: number): string[] {
+export function daemonArgs(env: LocalEnv, i: number, extra: string[] = []): string[] {
   const n = env.nodes[i];
   if (!n) throw new Error(`no node ${i}`);
   return [
@@ -65,6 +65,7 @@ export function daemonArgs(env: LocalEnv, i: number): string[] {
     '--runtime-endpoint', `unix://${n.criSocket}`,
     '--addr', `127.0.0.1:${10231 + offset(env) + 10 * i}`,
     '--status-write-interval-seconds', '1',
+    ...extra,
   ];
 }
 
@@ -100,7 +101,8 @@ async function ensureNamespaces(rest: RestClient, names: string[]): Promise<void
   }
 }
 
-export async function up(env: LocalEnv): Promise<Installation> {
+/** Starts the manager, then a daemon per node (with `daemonExtra` flags), and waits until all are ready. */
+export async function up(env: LocalEnv, daemonExtra: string[] = []): Promise<Installation> {
   mkdirSync(dir(env), { recursive: true });
   const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
   try {
@@ -114,7 +116,8 @@ export async function up(env: LocalEnv): Promise<Installation> {
   await waitHttp(`http://127.0.0.1:${18000 + o}/readyz`, mpid, mlog);
   const daemons = env.nodes.map((n, i) => {
     const log = join(dir(env), `daemon-${n.name}.log`);
-    return { node: n.name, pid: start(daemonArgs(env, i), log), log, port: 10231 + o + 10 * i };
+    const args = daemonArgs(env, i, daemonExtra);
+    return { node: n.name, pid: start(args, log), log, port: 10231 + o + 10 * i, args };
   });
   for (const d of daemons) await waitHttp(`http://127.0.0.1:${d.port}/readyz`, d.pid, d.log);
   const inst: Installation = { manager: { pid: mpid, log: mlog, healthPort: 18000 + o, metricsPort: 18080 + o, webhookPort: 9876 + o }, daemons };
@@ -143,10 +146,9 @@ export async function stopInstalledDaemon(env: LocalEnv, node: string, signal: '
 /** Starts the daemon of one node again (same arguments and log) and records its new pid. */
 export async function startInstalledDaemon(env: LocalEnv, node: string): Promise<void> {
   const inst = readInstallation(env);
-  const i = env.nodes.findIndex((n) => n.name === node);
   const d = inst.daemons.find((x) => x.node === node);
-  if (i < 0 || !d) throw new Error(`no installed daemon for ${node}`);
-  d.pid = start(daemonArgs(env, i), d.log);
+  if (!d) throw new Error(`no installed daemon for ${node}`);
+  d.pid = start(d.args, d.log);
   writeFileSync(join(dir(env), 'installation.json'), JSON.stringify(inst, null, 2));
   await waitHttp(`http://127.0.0.1:${d.port}/readyz`, d.pid, d.log);
 }

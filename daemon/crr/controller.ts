@@ -12,7 +12,7 @@ import type { DaemonMetrics } from '../metrics.js';
 import { killContainer } from './kill.js';
 import { observeContainers, podAddress } from './observe.js';
 import { pickCrr } from './pick.js';
-import { applyKillResults, planCrr, splitContainerID, type Plan } from './step.js';
+import { applyKillResults, planCrr, sameStatus, splitContainerID, type Plan } from './step.js';
 
 export const INDEX_POD = 'pod';
 
@@ -192,7 +192,7 @@ export class CrrExecutor {
     // Cancelled by shutdown: the recorded intent lets the next daemon finish these stops.
     if (this.signal.aborted) return undefined;
     const status: ContainerRecreateRequestStatus = applyKillResults(intended.status ?? plan.status, results);
-    await this.write(intended, status);
+    if (!sameStatus(intended.status, status)) await this.write(intended, status);
     return 'again';
   }
 

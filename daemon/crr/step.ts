@@ -15,7 +15,6 @@ import {
   crrFailedContainersMessage,
   crrKillErrorMessage,
   crrRuntimeNotFoundMessage,
-  crrStoppedMessage,
   crrStoppingMessage,
   crrStopRecord,
   MESSAGE_CRR_CONTAINER_NOT_FOUND_ON_NODE,
@@ -141,12 +140,11 @@ function assess(
   nowMs: number,
 ): Assessment {
   if (prev !== undefined && isCrrContainerFinished(prev)) return { state: prev, killable: false };
-  // What this CRR already did to the container travels with its state until it is finished.
+  // What this CRR already did to the container (the stop it recorded) travels with its state until
+  // it is finished. The record is not rewritten once the stop is done: the runtime shows that, and
+  // the API budget goes to the next stop instead.
   const stop = prev?.isKilled === true ? crrStopRecord(prev.message) : undefined;
-  // A stop counts as finished once its instance is no longer the running one, even if the daemon
-  // restarted before it could record that.
-  const stopped = stop !== undefined && (stop.stopped || obs === undefined || !obs.running || obs.id !== stop.containerID);
-  const killed = prev?.isKilled === true ? { isKilled: true, ...(stop !== undefined && stopped ? { message: crrStoppedMessage(stop.containerID) } : {}) } : {};
+  const killed = prev?.isKilled === true ? { isKilled: true, ...(stop !== undefined ? { message: prev?.message } : {}) } : {};
   if (obs === undefined) {
     return { state: { name: c.name, phase: CRR_PHASE_PENDING, message: MESSAGE_CRR_CONTAINER_NOT_FOUND_ON_NODE, ...(prev?.isKilled === true ? { isKilled: true } : {}) }, killable: false };
   }
@@ -154,11 +152,9 @@ function assess(
   // Exited or not started yet: the kubelet is bringing it back.
   if (!obs.running) return { state: recreatingState, killable: false };
   const pending: Assessment = { state: { name: c.name, phase: CRR_PHASE_PENDING, ...killed }, killable: true };
-  if (stop !== undefined && stop.containerID === obs.id) {
-    // A stop this CRR started on this very instance did not finish (the daemon restarted): finish
-    // it. One that finished leaves nothing to do but wait for the replacement.
-    return stopped ? { state: recreatingState, killable: false } : pending;
-  }
+  // The instance this CRR was stopping still runs: the daemon restarted during the stop (the runtime
+  // gives a stop up when its caller goes away). Finish it; it is the same instance, not a new one.
+  if (stop?.containerID === obs.id) return pending;
   if (crr.spec.strategy?.forceRecreate === true && prev?.isKilled !== true) return pending;
   const context = c.statusContext;
   const original = splitContainerID(context?.containerID ?? '')?.id;
@@ -242,15 +238,17 @@ function graceOf(crr: ContainerRecreateRequest): number {
   return crr.spec.strategy?.terminationGracePeriodSeconds ?? DEFAULT_CRR_TERMINATION_GRACE_SECONDS;
 }
 
-/** The status after the kills of a plan ran: stopped ones wait for the kubelet, failed ones failed. */
+/**
+ * The status after the kills of a plan ran: failed ones failed; stopped ones keep the recorded stop,
+ * which the runtime now shows as done (so a successful stop costs no status write).
+ */
 export function applyKillResults(status: ContainerRecreateRequestStatus, results: ReadonlyMap<string, string | undefined>): ContainerRecreateRequestStatus {
   return {
     ...status,
     containerRecreateStates: (status.containerRecreateStates ?? []).map((s) => {
       if (!results.has(s.name)) return s;
       const error = results.get(s.name);
-      const stopped = crrStopRecord(s.message)?.containerID;
-      if (error === undefined) return { name: s.name, phase: CRR_PHASE_RECREATING, isKilled: true, ...(stopped !== undefined ? { message: crrStoppedMessage(stopped) } : {}) };
+      if (error === undefined) return s;
       return { name: s.name, phase: CRR_PHASE_FAILED, message: crrKillErrorMessage(error) };
     }),
   };

@@ -139,15 +139,14 @@ describe('planCrr: one container', () => {
 
   it('never stops the instance that replaced the one it stopped', () => {
     const stopping = crr({ phase: 'Recreating', states: [{ name: 'a', phase: 'Recreating', isKilled: true, message: 'stopping container a0 (grace 5s)' }] });
-    expect(expectType(plan(stopping, { a: recreated('a') }), 'write').status.containerRecreateStates).toEqual([
-      { name: 'a', phase: 'Recreating', isKilled: true, message: 'stopped container a0, waiting for the kubelet to start it again' },
-    ]);
+    // The record stays as it was: no write just because the stop finished.
+    expect(plan(stopping, { a: recreated('a') }).type).toBe('wait');
+    expect(plan(stopping, { a: exited('a') }).type).toBe('wait');
     const forced = crr({ strategy: { forceRecreate: true }, phase: 'Recreating', states: [{ name: 'a', phase: 'Recreating', isKilled: true, message: 'stopping container a1 (grace 5s)' }] });
     expect(plan(forced, { a: { id: 'a2', running: true, attempt: 2, startedAtMs: at(1) } }).type).not.toBe('kill');
     // Even when the manager still reports the stopped instance as ready, it is not the recreated one.
-    const stale = crr({ strategy: { forceRecreate: true }, phase: 'Recreating', states: [{ name: 'a', phase: 'Recreating', isKilled: true, message: 'stopped container a1, waiting for the kubelet to start it again' }], annotations: synced(readyEntry('a')) });
-    expect(plan(stale, { a: exited('a') }).type).toBe('wait');
-    expect(plan(stale, { a: { id: 'a1', running: true, attempt: 1 } }).type).toBe('wait');
+    const stale = crr({ strategy: { forceRecreate: true }, phase: 'Recreating', states: [{ name: 'a', phase: 'Recreating', isKilled: true, message: 'stopping container a1 (grace 5s)' }], annotations: synced(readyEntry('a')) });
+    expect(plan(stale, { a: { id: 'a1', running: false, attempt: 1 } }).type).toBe('wait');
   });
 
   it('waits while the stopped container is exited or being created', () => {
@@ -193,8 +192,8 @@ describe('planCrr: one container', () => {
     const c = crr({ strategy: { forceRecreate: true }, annotations: synced(readyEntry('a')) });
     const p = expectType(plan(c, { a: recreated('a') }), 'kill');
     expect(p.kills.map((k) => k.containerId)).toEqual(['a1']);
-    const after = crr({ strategy: { forceRecreate: true }, phase: 'Recreating', states: [{ name: 'a', phase: 'Recreating', isKilled: true, message: 'stopped container a1, waiting for the kubelet to start it again' }], annotations: synced(readyEntry('a')) });
-    expect(plan(after, { a: recreated('a') }).type).toBe('wait');
+    const after = crr({ strategy: { forceRecreate: true }, phase: 'Recreating', states: [{ name: 'a', phase: 'Recreating', isKilled: true, message: 'stopping container a1 (grace 5s)' }], annotations: synced(readyEntry('a')) });
+    expect(plan(after, { a: { id: 'a1', running: false, attempt: 1 } }).type).toBe('wait');
     const replacement: ObservedContainer = { id: 'a2', running: true, attempt: 2, startedAtMs: at(2) };
     expect(plan(after, { a: replacement }).type).toBe('wait');
     const back = { ...after, metadata: { ...after.metadata, annotations: synced({ name: 'a', ready: true, restartCount: 2, containerID: 'containerd://a2' }) } };
@@ -273,14 +272,14 @@ describe('planCrr: several containers', () => {
 });
 
 describe('applyKillResults', () => {
-  it('marks stopped containers Recreating and failed ones Failed with the error', () => {
+  it('leaves stopped containers as recorded (no write) and marks failed ones Failed with the error', () => {
     const status = { phase: 'Recreating' as const, containerRecreateStates: [
       { name: 'a', phase: 'Recreating' as const, isKilled: true, message: 'stopping container a0 (grace 5s)' },
       { name: 'b', phase: 'Recreating' as const, isKilled: true, message: 'stopping container b0 (grace 5s)' },
       { name: 'c', phase: 'Succeeded' as const },
     ] };
     expect(applyKillResults(status, new Map([['a', undefined], ['b', 'StopContainer: deadline: timed out']])).containerRecreateStates).toEqual([
-      { name: 'a', phase: 'Recreating', isKilled: true, message: 'stopped container a0, waiting for the kubelet to start it again' },
+      { name: 'a', phase: 'Recreating', isKilled: true, message: 'stopping container a0 (grace 5s)' },
       { name: 'b', phase: 'Failed', message: 'kill container error: StopContainer: deadline: timed out' },
       { name: 'c', phase: 'Succeeded' },
     ]);
