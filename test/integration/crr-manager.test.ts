@@ -16,6 +16,7 @@ import {
   markKruisePodReady,
   podSpec,
   readyOf,
+  ignoresTerm,
   resources,
   runningPod,
   statusOf,
@@ -111,9 +112,13 @@ describe('ContainerRecreateRequest manager', () => {
     expect(JSON.parse(gate?.message ?? '[]')).toEqual([{ userAgent: 'ContainerRecreateRequest', key: `${ns}/unready` }]);
     // Not ready before the kill: the container is still the first one.
     expect(statusOf(during, 'main').restartCount).toBe(0);
-    const held = await crrs.get(ns, 'unready');
+    // The pod is held first, then the moment is recorded (from which the daemon counts the grace).
+    const held = await eventually(async () => {
+      const c = await crrs.get(ns, 'unready');
+      expect(c.metadata?.annotations?.[ANNOTATION_CRR_UNREADY_ACQUIRED]).toBeDefined();
+      return c;
+    }, 10_000, 100);
     expect(held.metadata?.finalizers).toContain(FINALIZER_CRR_UNREADY_ACQUIRED);
-    expect(held.metadata?.annotations?.[ANNOTATION_CRR_UNREADY_ACQUIRED]).toBeDefined();
 
     const done = await completedCrr(crrs, ns, 'unready');
     expect(done.status?.containerRecreateStates?.[0]?.phase).toBe('Succeeded');
@@ -145,17 +150,30 @@ describe('ContainerRecreateRequest manager', () => {
     expect(statusOf(after, 'main').restartCount).toBe(0);
   });
 
-  it('completes at activeDeadlineSeconds with the unfinished container Failed, and nothing is killed after it', async () => {
-    await startPod(podSpec(ns, 'deadline', node2, [container('main', termHandling())]));
-    await crrs.create(crrSpec(ns, 'deadline', 'deadline', ['main'], { unreadyGracePeriodSeconds: 30 }, { activeDeadlineSeconds: 4 }));
+  it('completes at activeDeadlineSeconds with unfinished containers Failed, and starts no kill after it', async () => {
+    // Ordered: b only after a is back. a ignores TERM and takes its whole 6 s grace to stop, so the
+    // 4 s deadline passes during a's stop; b must never be touched.
+    await startPod(podSpec(ns, 'deadline', node2, [container('a', ignoresTerm), container('b', termHandling())], { grace: 6 }));
+    await crrs.create(crrSpec(ns, 'deadline', 'deadline', ['a', 'b'], { orderedRecreate: true }, { activeDeadlineSeconds: 4 }));
     const done = await completedCrr(crrs, ns, 'deadline', 30_000);
     expect(done.status?.message).toBe(MESSAGE_CRR_DEADLINE_EXCEEDED);
-    expect(done.status?.containerRecreateStates).toEqual([{ name: 'main', phase: 'Failed', message: MESSAGE_CRR_DEADLINE_EXCEEDED }]);
+    expect(done.status?.containerRecreateStates).toEqual([
+      { name: 'a', phase: 'Failed', message: MESSAGE_CRR_DEADLINE_EXCEEDED, isKilled: true },
+      { name: 'b', phase: 'Failed', message: MESSAGE_CRR_DEADLINE_EXCEEDED },
+    ]);
     const took = Date.parse(done.status?.completionTime ?? '') - Date.parse(String(done.metadata?.creationTimestamp));
     expect(took).toBeGreaterThanOrEqual(4_000);
     expect(took).toBeLessThan(15_000);
-    await new Promise((r) => setTimeout(r, 2_000));
-    expect(statusOf(await pods.get(ns, 'deadline'), 'main').restartCount).toBe(0);
+    // The stop under way finishes and the kubelet brings a back; then b would be next.
+    const back = await eventually(async () => {
+      const p = await pods.get(ns, 'deadline');
+      expect(statusOf(p, 'a').restartCount).toBe(1);
+      expect(statusOf(p, 'a').ready).toBe(true);
+      return p;
+    }, 30_000, 200);
+    expect(statusOf(back, 'b').restartCount).toBe(0);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(statusOf(await pods.get(ns, 'deadline'), 'b').restartCount).toBe(0);
   });
 
   it('deletes a completed CRR after ttlSecondsAfterFinished, with its active label gone before', async () => {
