@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { isCrrCompleted } from '../../api/crr-status.js';
+import { completedCrrStatus, isCrrCompleted } from '../../api/crr-status.js';
 import { ANNOTATION_CRR_SYNC_CONTAINER_STATUSES, ANNOTATION_CRR_UNREADY_ACQUIRED, FINALIZER_CRR_UNREADY_ACQUIRED, LABEL_CRR_ACTIVE, LABEL_CRR_POD_UID } from '../../api/metadata-keys.js';
 import type { ContainerRecreateRequest } from '../../api/types/containerrecreaterequest.js';
 import { QueueController } from '../../kube/controller.js';
@@ -89,9 +89,13 @@ export class CrrController extends QueueController {
       return { ...c, metadata: { ...c.metadata, finalizers: next } };
     };
     switch (plan.type) {
-      case 'complete':
+      case 'complete': {
         log.info('completing', { message: plan.status.message });
-        return updateWithRetry(this.crrs, ns, name, (c) => (isCrrCompleted(c) ? undefined : { ...c, status: plan.status }), { status: true, initial: crr });
+        // On a conflict the daemon wrote meanwhile: its container states are kept, not the plan's.
+        const message = plan.status.message;
+        const now = new Date();
+        return updateWithRetry(this.crrs, ns, name, (c) => (isCrrCompleted(c) ? undefined : { ...c, status: completedCrrStatus(c, now, message) }), { status: true, initial: crr });
+      }
       case 'releasePod':
       case 'holdPod': {
         if (pod === undefined) return crr;
