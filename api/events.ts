@@ -29,3 +29,23 @@ export function pullImageSucceededEventMessage(image: string, tag: string, elaps
 export function killingEventMessage(containerName: string, crrName: string): string {
   return `Stopping container ${containerName} by ContainerRecreateRequest ${crrName}`;
 }
+
+/** format.Pod of the kubelet: "<name>_<namespace>(<uid>)". */
+function kubeletPodRef(pod: { name: string; namespace: string; uid: string }): string {
+  return `${pod.name}_${pod.namespace}(${pod.uid})`;
+}
+
+/** The kubelet's message for a failed exec preStop hook (upstream vendors the kubelet's runner). */
+export function failedExecPreStopHookMessage(command: string[], container: string, pod: { name: string; namespace: string; uid: string }, error: string, output: string): string {
+  return `Exec lifecycle hook ([${command.join(' ')}]) for Container ${JSON.stringify(container)} in Pod ${JSON.stringify(kubeletPodRef(pod))} failed - error: ${error}, message: ${JSON.stringify(output)}`;
+}
+
+/** The kubelet's message for a failed httpGet preStop hook. */
+export function failedHttpPreStopHookMessage(path: string, container: string, pod: { name: string; namespace: string; uid: string }, error: string, body: string): string {
+  return `Http lifecycle hook (${path}) for Container ${JSON.stringify(container)} in Pod ${JSON.stringify(kubeletPodRef(pod))} failed - error: ${error}, message: ${JSON.stringify(body)}`;
+}
+
+/** tcpSocket hooks: the kubelet ignores them; kruise-ts connects and reports a refused connection. */
+export function failedTcpPreStopHookMessage(address: string, container: string, pod: { name: string; namespace: string; uid: string }, error: string): string {
+  return `TCP lifecycle hook (${address}) for Container ${JSON.stringify(container)} in Pod ${JSON.stringify(kubeletPodRef(pod))} failed - error: ${error}`;
+}

@@ -49,3 +49,26 @@ function formatOneDecimal(x: number): string {
   }
   return x.toFixed(1);
 }
+
+/** Per-container message while the daemon stops a container; names the instance being stopped. */
+export function crrStoppingMessage(containerID: string, graceSeconds: number): string {
+  return `stopping container ${containerID} (grace ${graceSeconds}s)`;
+}
+
+/** The instance a crrStoppingMessage names. */
+export function crrStopRecord(message: string | undefined): { containerID: string } | undefined {
+  const id = /^stopping container (\S+) \(grace \d+s\)$/.exec(message ?? '')?.[1];
+  return id !== undefined ? { containerID: id } : undefined;
+}
+
+/** Containers left unfinished because another one failed under failurePolicy Fail. */
+export function crrAbandonedMessage(failedContainer: string): string {
+  return `abandoned: container ${failedContainer} failed and failurePolicy is Fail`;
+}
+
+/** Top-level message of a completed CRR some of whose containers were not recreated. */
+export function crrFailedContainersMessage(names: string[]): string {
+  return `containers not recreated: ${names.join(', ')}`;
+}
+
+export const MESSAGE_CRR_UNREADY_ACQUIRED_INVALID = 'invalid unready-acquired annotation';

@@ -1,5 +1,6 @@
+import type { ContainerRecreateRequest } from '../api/types/containerrecreaterequest.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
-import { EVENT_SOURCE_DAEMON_IMAGE_PULLER } from '../api/events.js';
+import { EVENT_SOURCE_DAEMON_CRR, EVENT_SOURCE_DAEMON_IMAGE_PULLER } from '../api/events.js';
 import { EventRecorder } from '../kube/events.js';
 import { Informer } from '../kube/informer.js';
 import { kruise } from '../kube/kruise.js';
@@ -7,6 +8,7 @@ import { componentLogger, type Logger } from '../kube/log.js';
 import type { RestClient } from '../kube/rest.js';
 import { core, Resource } from '../kube/resource.js';
 import type { CriClient } from './cri/client.js';
+import { CrrExecutor, crrSelector } from './crr/controller.js';
 import { ImagePuller } from './imagepuller/controller.js';
 import { DiskGuard } from './imagepuller/diskguard.js';
 import { ProgressPoller } from './imagepuller/progress.js';
@@ -19,6 +21,8 @@ export interface DaemonConfig {
   cri: CriClient;
   secretNamespace: string;
   maxWorkers: number;
+  /** Pods whose ContainerRecreateRequests run at once (default 32). */
+  maxWorkersForCrr?: number;
   imageFsHighWatermark: number;
   hostRoot: string;
   statusIntervalMs: number;
@@ -38,6 +42,8 @@ export class Daemon {
   readonly metrics: DaemonMetrics;
   readonly nodeImageInformer: Informer<NodeImage>;
   readonly puller: ImagePuller;
+  readonly crrInformer: Informer<ContainerRecreateRequest>;
+  readonly crr: CrrExecutor;
   private readonly stopSignal = new AbortController();
 
   constructor(readonly config: DaemonConfig) {
@@ -62,20 +68,35 @@ export class Daemon {
       ...(config.pullBackoffBaseMs !== undefined ? { backoffBaseMs: config.pullBackoffBaseMs } : {}),
       logger: log.child({ component: 'imagepuller' }),
     });
+    const crrs = new Resource<ContainerRecreateRequest>(config.rest, kruise.crrs);
+    // The daemon's second and last watch: this node's active CRRs, never the whole cluster's.
+    this.crrInformer = new Informer<ContainerRecreateRequest>(crrs, { labelSelector: crrSelector(config.node), logger: log });
+    this.crr = new CrrExecutor({
+      node: config.node,
+      cri: config.cri,
+      crrs,
+      informer: this.crrInformer,
+      events: new EventRecorder(config.rest, { component: EVENT_SOURCE_DAEMON_CRR, host: config.node }),
+      metrics: this.metrics,
+      maxWorkers: config.maxWorkersForCrr ?? 32,
+      logger: log.child({ component: 'crr' }),
+    });
   }
 
   start(): void {
     void this.nodeImageInformer.run(this.stopSignal.signal);
+    void this.crrInformer.run(this.stopSignal.signal);
     this.puller.start();
+    this.crr.start();
   }
 
   synced(): boolean {
-    return this.nodeImageInformer.hasSynced();
+    return this.nodeImageInformer.hasSynced() && this.crrInformer.hasSynced();
   }
 
   /** Stops taking work, cancels what runs (a restart resumes it) and flushes status writes. */
   async stop(): Promise<void> {
-    await this.puller.stop();
+    await Promise.all([this.puller.stop(), this.crr.stop()]);
     this.stopSignal.abort();
   }
 }

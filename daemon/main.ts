@@ -2,6 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { DAEMON_USER_AGENT } from '../api/events.js';
+import type { ContainerRecreateRequest } from '../api/types/containerrecreaterequest.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
 import { accessRecorder, observers } from '../kube/access-log.js';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
@@ -59,6 +60,7 @@ async function main(): Promise<number> {
     log.info('container runtime found', { node, endpoint: runtime.endpoint, runtime: `${runtime.runtimeName} ${runtime.runtimeVersion}` });
     cri = new CriClient(runtime.endpoint);
     await checkApiAccess(rest, new Resource<NodeImage>(rest, kruise.nodeImages).path(), 'NodeImage (apps.kruise.io/v1alpha1)');
+    await checkApiAccess(rest, new Resource<ContainerRecreateRequest>(rest, kruise.crrs).path(), 'ContainerRecreateRequest (apps.kruise.io/v1alpha1)');
   } catch (err) {
     log.error(err instanceof Error ? err.message : String(err), errorFields(err));
     return 1;
@@ -70,6 +72,7 @@ async function main(): Promise<number> {
     cri,
     secretNamespace: flags.secretNamespace,
     maxWorkers: flags.maxWorkers,
+    maxWorkersForCrr: flags.maxWorkersForCrr,
     imageFsHighWatermark: flags.imageFsHighWatermark,
     hostRoot: flags.hostRoot,
     statusIntervalMs: flags.statusInterval * 1000,
@@ -83,7 +86,8 @@ async function main(): Promise<number> {
       metrics.registry,
       [],
       [
-        { name: 'nodeImageInformerSynced', check: () => assertSynced(daemon.synced()) },
+        { name: 'nodeImageInformerSynced', check: () => assertSynced(daemon.nodeImageInformer.hasSynced()) },
+        { name: 'crrInformerSynced', check: () => assertSynced(daemon.crrInformer.hasSynced()) },
         { name: 'containerRuntime', check: async () => void (await cri.runtime('Version', { version: 'v1' }, { timeoutMs: 2000, waitForReady: false })) },
       ],
     );
@@ -93,7 +97,7 @@ async function main(): Promise<number> {
   }
   daemon.start();
   const port = (server.address() as AddressInfo | null)?.port;
-  log.info('started', { node, version: version(), host: hostname(), addr: flags.addr, port, maxWorkers: flags.maxWorkers });
+  log.info('started', { node, version: version(), host: hostname(), addr: flags.addr, port, maxWorkers: flags.maxWorkers, maxWorkersForCrr: flags.maxWorkersForCrr });
 
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);

@@ -43,6 +43,30 @@ export class DaemonMetrics {
     labelNames: ['resource', 'result'] as const,
     registers: [this.registry],
   });
+  readonly crrs = new Counter({
+    name: 'kruise_daemon_crr_total',
+    help: 'ContainerRecreateRequests this daemon completed, by result (succeeded: every container recreated; failed: not every one).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly crrStops = new Counter({
+    name: 'kruise_daemon_crr_container_stops_total',
+    help: 'Containers stopped for ContainerRecreateRequests, by result (ok, error).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly crrStopLatency = new Histogram({
+    name: 'kruise_daemon_crr_stop_latency_seconds',
+    help: 'From the daemon first seeing a ContainerRecreateRequest to its StopContainer call, without the configured unready grace and the preStop hook.',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly crrStopDuration = new Histogram({
+    name: 'kruise_daemon_crr_stop_duration_seconds',
+    help: 'Duration of StopContainer calls for ContainerRecreateRequests (the grace period a container takes to exit included).',
+    buckets: [0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
   readonly apiRequests = new Counter({
     name: 'kruise_daemon_api_requests_total',
     help: 'Kubernetes API requests by verb, resource and HTTP code (0: no answer).',

@@ -13,6 +13,7 @@ export const daemonFlags = {
   hostRoot: str('host-root', '/', 'where the host filesystem (its /run and /var/run) is mounted, for socket auto-detection and the disk guard', 'HOST_ROOT'),
   addr: str('addr', ':10221', 'listen address of /healthz, /readyz and /metrics', 'DAEMON_ADDR'),
   maxWorkers: num('max-workers-for-pull-image', 5, 'image pulls running at once on this node', 'MAX_WORKERS_FOR_PULL_IMAGE', atLeast(1)),
+  maxWorkersForCrr: num('max-workers-for-crr', 32, 'pods whose ContainerRecreateRequests are executed at once on this node', 'MAX_WORKERS_FOR_CRR', atLeast(1)),
   imageFsHighWatermark: num('image-fs-high-watermark', 90, 'refuse to pull while the image filesystem is fuller than this percent (100 turns the guard off)', 'IMAGE_FS_HIGH_WATERMARK', (v) =>
     v > 0 && v <= 100 ? undefined : 'must be in (0, 100]',
   ),

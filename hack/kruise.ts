@@ -22,10 +22,11 @@ export interface LocalEnv {
 
 export interface Installation {
   manager: { pid: number; log: string; healthPort: number; metricsPort: number; webhookPort: number };
-  daemons: Array<{ node: string; pid: number; log: string; port: number }>;
+  daemons: Array<{ node: string; pid: number; log: string; port: number; args: string[] }>;
 }
 
-const root = join(import.meta.dirname, '..', '..');
+// dist/hack/ when built, hack/ when tests load the source: the repository is where package.json is.
+const root = existsSync(join(import.meta.dirname, '..', 'package.json')) ? join(import.meta.dirname, '..') : join(import.meta.dirname, '..', '..');
 
 function offset(env: LocalEnv): number {
   return Number(env.registryOpen.split(':')[1]) - 5000;
@@ -60,7 +61,7 @@ export function managerArgs(env: LocalEnv, extra: string[] = []): string[] {
   ];
 }
 
-export function daemonArgs(env: LocalEnv, i: number): string[] {
+export function daemonArgs(env: LocalEnv, i: number, extra: string[] = []): string[] {
   const n = env.nodes[i];
   if (!n) throw new Error(`no node ${i}`);
   return [
@@ -72,6 +73,7 @@ export function daemonArgs(env: LocalEnv, i: number): string[] {
     '--runtime-endpoint', `unix://${n.criSocket}`,
     '--addr', `127.0.0.1:${10231 + offset(env) + 10 * i}`,
     '--status-write-interval-seconds', '1',
+    ...extra,
   ];
 }
 
@@ -116,7 +118,8 @@ async function install(env: LocalEnv): Promise<void> {
   }
 }
 
-export async function up(env: LocalEnv): Promise<Installation> {
+/** Starts the manager, then a daemon per node (with `daemonExtra` flags), and waits until all are ready. */
+export async function up(env: LocalEnv, daemonExtra: string[] = []): Promise<Installation> {
   mkdirSync(dir(env), { recursive: true });
   await install(env);
   const o = offset(env);
@@ -125,12 +128,41 @@ export async function up(env: LocalEnv): Promise<Installation> {
   await waitHttp(`http://127.0.0.1:${18000 + o}/readyz`, mpid, mlog);
   const daemons = env.nodes.map((n, i) => {
     const log = join(dir(env), `daemon-${n.name}.log`);
-    return { node: n.name, pid: start(daemonArgs(env, i), log), log, port: 10231 + o + 10 * i };
+    const args = daemonArgs(env, i, daemonExtra);
+    return { node: n.name, pid: start(args, log), log, port: 10231 + o + 10 * i, args };
   });
   for (const d of daemons) await waitHttp(`http://127.0.0.1:${d.port}/readyz`, d.pid, d.log);
   const inst: Installation = { manager: { pid: mpid, log: mlog, healthPort: 18000 + o, metricsPort: 18080 + o, webhookPort: 9876 + o }, daemons };
   writeFileSync(join(dir(env), 'installation.json'), JSON.stringify(inst, null, 2));
   return inst;
+}
+
+function readInstallation(env: LocalEnv): Installation {
+  return JSON.parse(readFileSync(join(dir(env), 'installation.json'), 'utf8')) as Installation;
+}
+
+/** Stops the installed daemon of one node (SIGKILL: as a crash), keeping its slot for a restart. */
+export async function stopInstalledDaemon(env: LocalEnv, node: string, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  const d = readInstallation(env).daemons.find((x) => x.node === node);
+  if (!d) throw new Error(`no installed daemon for ${node}`);
+  if (signal === 'SIGKILL') {
+    try {
+      process.kill(d.pid, 'SIGKILL');
+    } catch {
+      return;
+    }
+  }
+  await stopPid(d.pid);
+}
+
+/** Starts the daemon of one node again (same arguments and log) and records its new pid. */
+export async function startInstalledDaemon(env: LocalEnv, node: string): Promise<void> {
+  const inst = readInstallation(env);
+  const d = inst.daemons.find((x) => x.node === node);
+  if (!d) throw new Error(`no installed daemon for ${node}`);
+  d.pid = start(d.args, d.log);
+  writeFileSync(join(dir(env), 'installation.json'), JSON.stringify(inst, null, 2));
+  await waitHttp(`http://127.0.0.1:${d.port}/readyz`, d.pid, d.log);
 }
 
 async function stopPid(pid: number, graceMs = 10_000): Promise<void> {

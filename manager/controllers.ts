@@ -4,6 +4,7 @@ import type { InformerFactory } from '../kube/informers.js';
 import type { Logger } from '../kube/log.js';
 import type { RestClient } from '../kube/rest.js';
 import type { FlagValues } from '../kube/flags.js';
+import { crrController } from './crr/controller.js';
 import type { managerFlags } from './options.js';
 import { preDownloadController } from './predownload/controller.js';
 
@@ -24,4 +25,4 @@ export type ControllerFactory = (ctx: ControllerContext) => Controller | Promise
  * The controllers the leader runs, in start order. Each entry builds one controller from the shared
  * context; informers they ask for are started and synced before any controller starts.
  */
-export const controllerFactories: ControllerFactory[] = [preDownloadController];
+export const controllerFactories: ControllerFactory[] = [crrController, preDownloadController];

@@ -22,3 +22,10 @@ export async function timeIt(fn: () => Promise<unknown>): Promise<number> {
   await fn();
   return performance.now() - t0;
 }
+
+/** The p-th percentile (0–100) by the nearest-rank method. */
+export function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return 0;
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? 0;
+}

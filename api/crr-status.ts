@@ -1,0 +1,67 @@
+// ContainerRecreateRequest status rules shared by the daemon and the manager: when a CRR counts as
+// finished, what its completed status says, and how the manager's container-status snapshot reads.
+import { CRR_PHASE_COMPLETED, CRR_PHASE_FAILED, CRR_PHASE_SUCCEEDED } from './enums.js';
+import { ANNOTATION_CRR_SYNC_CONTAINER_STATUSES } from './metadata-keys.js';
+import { formatTime } from './time.js';
+import type {
+  ContainerRecreateRequest,
+  ContainerRecreateRequestContainerRecreateState,
+  ContainerRecreateRequestStatus,
+  ContainerRecreateRequestSyncContainerStatus,
+} from './types/containerrecreaterequest.js';
+
+export function isCrrCompleted(crr: ContainerRecreateRequest): boolean {
+  return crr.status?.phase === CRR_PHASE_COMPLETED || crr.status?.completionTime !== undefined;
+}
+
+export function isCrrContainerFinished(state: ContainerRecreateRequestContainerRecreateState | undefined): boolean {
+  return state?.phase === CRR_PHASE_SUCCEEDED || state?.phase === CRR_PHASE_FAILED;
+}
+
+/** Milliseconds since the epoch of metadata.creationTimestamp (0 when absent). */
+export function crrCreatedMs(crr: ContainerRecreateRequest): number {
+  const t = crr.metadata?.creationTimestamp;
+  if (t === undefined) return 0;
+  return t instanceof Date ? t.getTime() : Date.parse(t);
+}
+
+/**
+ * The status of a CRR that finishes now. Every container without a result gets `Failed` with
+ * `unfinishedMessage` (upstream leaves them as they were, so a completed CRR could not tell which
+ * containers were never recreated); `message` is the top-level reason, omitted when undefined.
+ */
+export function completedCrrStatus(
+  crr: ContainerRecreateRequest,
+  now: Date,
+  message: string | undefined,
+  unfinishedMessage: string | undefined = message,
+): ContainerRecreateRequestStatus {
+  const previous = new Map((crr.status?.containerRecreateStates ?? []).map((s) => [s.name, s]));
+  const states = crr.spec.containers.map((c): ContainerRecreateRequestContainerRecreateState => {
+    const s = previous.get(c.name);
+    if (s !== undefined && isCrrContainerFinished(s)) return s;
+    const failed: ContainerRecreateRequestContainerRecreateState = { name: c.name, phase: CRR_PHASE_FAILED };
+    if (unfinishedMessage !== undefined && unfinishedMessage !== '') failed.message = unfinishedMessage;
+    if (s?.isKilled === true) failed.isKilled = true;
+    return failed;
+  });
+  const status: ContainerRecreateRequestStatus = { phase: CRR_PHASE_COMPLETED, completionTime: formatTime(now), containerRecreateStates: states };
+  if (message !== undefined && message !== '') status.message = message;
+  return status;
+}
+
+/** The manager's snapshot of the pod's running containers, or undefined when absent or unreadable. */
+export function syncedContainerStatuses(crr: ContainerRecreateRequest): ContainerRecreateRequestSyncContainerStatus[] | undefined {
+  const raw = crr.metadata?.annotations?.[ANNOTATION_CRR_SYNC_CONTAINER_STATUSES];
+  if (raw === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (!Array.isArray(parsed)) return undefined;
+    return parsed.filter(
+      (e): e is ContainerRecreateRequestSyncContainerStatus =>
+        typeof e === 'object' && e !== null && typeof (e as { name?: unknown }).name === 'string' && typeof (e as { ready?: unknown }).ready === 'boolean',
+    );
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,229 @@
+import { CRR_PHASE_FAILED, CRR_PHASE_PENDING } from '../../api/enums.js';
+import { LABEL_CRR_ACTIVE, LABEL_CRR_ACTIVE_VALUE, LABEL_CRR_NODE_NAME, LABEL_CRR_POD_UID } from '../../api/metadata-keys.js';
+import type { ContainerRecreateRequest, ContainerRecreateRequestStatus } from '../../api/types/containerrecreaterequest.js';
+import type { EventRecorder } from '../../kube/events.js';
+import type { Informer } from '../../kube/informer.js';
+import { componentLogger, type Logger } from '../../kube/log.js';
+import { ApiError } from '../../kube/rest.js';
+import { objectKey, type Resource } from '../../kube/resource.js';
+import { WorkQueue, type Result } from '../../kube/workqueue.js';
+import type { CriClient } from '../cri/client.js';
+import type { DaemonMetrics } from '../metrics.js';
+import { killContainer } from './kill.js';
+import { observeContainers, podAddress } from './observe.js';
+import { pickCrr } from './pick.js';
+import { applyKillResults, planCrr, sameStatus, splitContainerID, type Plan } from './step.js';
+
+export const INDEX_POD = 'pod';
+
+/** The daemon's CRR watch: only CRRs the webhook bound to this node and that are still active. */
+export function crrSelector(node: string): string {
+  return `${LABEL_CRR_NODE_NAME}=${node},${LABEL_CRR_ACTIVE}=${LABEL_CRR_ACTIVE_VALUE}`;
+}
+
+/** The work-queue key of a CRR: its pod, so that one pod's CRRs never run at once. */
+export function podKeyOf(crr: ContainerRecreateRequest): string {
+  return `${crr.metadata?.namespace ?? ''}/${crr.spec.podName}`;
+}
+
+export interface CrrExecutorOptions {
+  node: string;
+  cri: CriClient;
+  crrs: Resource<ContainerRecreateRequest>;
+  informer: Informer<ContainerRecreateRequest>;
+  events: EventRecorder;
+  metrics: DaemonMetrics;
+  /** Pods whose CRRs run at once. */
+  maxWorkers: number;
+  logger?: Logger;
+}
+
+// Plans per reconcile before yielding the worker; each one persisted a change, so this only bounds
+// a pod with many CRRs finishing one after another.
+const MAX_PLANS_PER_RECONCILE = 64;
+
+/**
+ * Executes this node's ContainerRecreateRequests. The queue key is the pod: a reconcile picks the
+ * pod's CRR whose turn it is and drives it as far as it can go right now (persisting every step
+ * before acting on it), then goes on with the next CRR of the pod as soon as one completes.
+ */
+export class CrrExecutor {
+  private readonly queue: WorkQueue;
+  private readonly log: Logger;
+  private readonly stopping = new AbortController();
+  /** Our own last write of each CRR: newer than the cache until the watch delivers it. */
+  private readonly written = new Map<string, ContainerRecreateRequest>();
+  /** When the daemon first saw each CRR, for the stop-latency metric. */
+  private readonly firstSeen = new Map<string, number>();
+  private runtimeName: string | undefined;
+
+  constructor(private readonly o: CrrExecutorOptions) {
+    this.log = o.logger ?? componentLogger('crr');
+    this.queue = new WorkQueue({
+      name: 'crr',
+      concurrency: o.maxWorkers,
+      backoffBaseMs: 500,
+      backoffMaxMs: 50_000,
+      logger: this.log,
+      metrics: { depth: (n) => o.metrics.queueDepth.set({ queue: 'crr' }, n) },
+    });
+    o.informer.addIndexer(INDEX_POD, (crr) => [podKeyOf(crr)]);
+    // Every change of any CRR of a pod, its disappearance included (completed CRRs lose the active
+    // label and leave the watch), lets the pod's next CRR start at once.
+    o.informer.on({
+      add: (crr) => {
+        if (!this.firstSeen.has(objectKey(crr))) this.firstSeen.set(objectKey(crr), Date.now());
+        this.queue.add(podKeyOf(crr));
+      },
+      update: (_old, crr) => this.queue.add(podKeyOf(crr)),
+      delete: (crr) => {
+        this.written.delete(objectKey(crr));
+        this.firstSeen.delete(objectKey(crr));
+        this.queue.add(podKeyOf(crr));
+      },
+    });
+  }
+
+  start(): void {
+    this.queue.start((key) => this.reconcile(key));
+  }
+
+  /** Stops taking work; stops in flight are cancelled, and a restarted daemon finishes them. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.queue.shutdown();
+  }
+
+  private get signal(): AbortSignal {
+    return this.stopping.signal;
+  }
+
+  /** The cache's copy, or our own later write when the cache has not caught up with it yet. */
+  private freshest(crr: ContainerRecreateRequest): ContainerRecreateRequest {
+    const key = objectKey(crr);
+    const mine = this.written.get(key);
+    if (mine === undefined) return crr;
+    if (newerVersion(mine.metadata?.resourceVersion, crr.metadata?.resourceVersion)) return mine;
+    this.written.delete(key);
+    return crr;
+  }
+
+  private async runtime(): Promise<string> {
+    if (this.runtimeName === undefined) {
+      const v = await this.o.cri.runtime('Version', { version: 'v1' }, { timeoutMs: 10_000 });
+      this.runtimeName = v.runtime_name;
+    }
+    return this.runtimeName;
+  }
+
+  private async reconcile(podKey: string): Promise<Result | void> {
+    for (let i = 0; i < MAX_PLANS_PER_RECONCILE && !this.signal.aborted; i++) {
+      const crrs = this.o.informer.byIndex(INDEX_POD, podKey).map((c) => this.freshest(c));
+      const { current, toPending } = pickCrr(crrs);
+      for (const waiting of toPending) await this.write(waiting, { ...waiting.status, phase: CRR_PHASE_PENDING });
+      if (current === undefined) return;
+      const next = await this.drive(current);
+      if (next !== 'again') return next;
+    }
+    return this.signal.aborted ? undefined : { requeueAfterMs: 0 };
+  }
+
+  /** One plan for one CRR, carried out; 'again' when something was persisted. */
+  private async drive(crr: ContainerRecreateRequest): Promise<'again' | Result | undefined> {
+    const key = objectKey(crr);
+    const log = this.log.child({ crr: key, pod: podKeyOf(crr), node: this.o.node });
+    const runtimeName = await this.runtime();
+    let plan: Plan = planCrr({ crr, runtimeName, nowMs: Date.now() });
+    if (plan.type === 'observe') {
+      const originals = new Map(crr.spec.containers.map((c) => [c.name, splitContainerID(c.statusContext?.containerID ?? '')?.id ?? '']));
+      const containers = await observeContainers(this.o.cri, podUidOf(crr), originals, this.signal);
+      plan = planCrr({ crr, runtimeName, nowMs: Date.now(), containers });
+    }
+    switch (plan.type) {
+      case 'observe':
+        return undefined;
+      case 'wait':
+        log.debug('waiting', { reason: plan.reason });
+        return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
+      case 'write':
+        log.debug('status', { reason: plan.reason, phase: plan.status.phase });
+        return (await this.write(crr, plan.status)) === undefined ? undefined : 'again';
+      case 'complete': {
+        if ((await this.write(crr, plan.status)) === undefined) return undefined;
+        const failed = (plan.status.containerRecreateStates ?? []).filter((s) => s.phase === CRR_PHASE_FAILED).map((s) => s.name);
+        this.o.metrics.crrs.inc({ result: failed.length === 0 ? 'succeeded' : 'failed' });
+        log.info('completed', { ...(plan.status.message !== undefined ? { message: plan.status.message } : {}), ...(failed.length > 0 ? { failed } : {}) });
+        return 'again';
+      }
+      case 'kill':
+        return this.kill(crr, plan, log);
+    }
+  }
+
+  private async kill(crr: ContainerRecreateRequest, plan: Extract<Plan, { type: 'kill' }>, log: Logger): Promise<'again' | undefined> {
+    // The intent goes first: a daemon restarted during the stop finds which instance it was stopping
+    // and never stops the container that replaces it.
+    const intended = await this.write(crr, plan.status);
+    if (intended === undefined) return undefined;
+    const pod = { name: crr.spec.podName, namespace: crr.metadata?.namespace ?? '', uid: podUidOf(crr) };
+    let address: Promise<string> | undefined;
+    const seen = this.firstSeen.get(objectKey(crr));
+    const unreadyMs = (crr.spec.strategy?.unreadyGracePeriodSeconds ?? 0) * 1000;
+    const results = new Map<string, string | undefined>();
+    await Promise.all(
+      plan.kills.map(async (t) => {
+        const error = await killContainer(t, {
+          cri: this.o.cri,
+          events: this.o.events,
+          pod,
+          crrName: crr.metadata?.name ?? '',
+          podAddress: () => (address ??= podAddress(this.o.cri, pod.uid, this.signal)),
+          log: log.child({ container: t.name }),
+          signal: this.signal,
+          beforeStop: (preStopMs) => {
+            if (seen !== undefined) this.o.metrics.crrStopLatency.observe(Math.max(0, Date.now() - seen - preStopMs - unreadyMs) / 1000);
+          },
+        });
+        this.o.metrics.crrStops.inc({ result: error === undefined ? 'ok' : 'error' });
+        if (error !== undefined && !this.signal.aborted) log.warn('cannot stop container', { container: t.name, error });
+        results.set(t.name, error);
+      }),
+    );
+    // Cancelled by shutdown: the recorded intent lets the next daemon finish these stops.
+    if (this.signal.aborted) return undefined;
+    const status: ContainerRecreateRequestStatus = applyKillResults(intended.status ?? plan.status, results);
+    if (!sameStatus(intended.status, status)) await this.write(intended, status);
+    return 'again';
+  }
+
+  /**
+   * Writes the status with the copy's resourceVersion; returns the stored object, or undefined
+   * when the copy was stale (the fresh one is remembered and the pod re-queued) or the CRR is gone.
+   */
+  private async write(crr: ContainerRecreateRequest, status: ContainerRecreateRequestStatus): Promise<ContainerRecreateRequest | undefined> {
+    const key = objectKey(crr);
+    try {
+      const stored = await this.o.crrs.updateStatus({ ...crr, status });
+      this.written.set(key, stored);
+      return stored;
+    } catch (err) {
+      if (!(err instanceof ApiError) || !(err.conflict || err.notFound)) throw new Error(`cannot write the status of ${key}`, { cause: err });
+      if (err.conflict) {
+        const fresh = await this.o.crrs.get(crr.metadata?.namespace, crr.metadata?.name ?? '').catch(() => undefined);
+        if (fresh !== undefined) this.written.set(key, fresh);
+        this.queue.add(podKeyOf(crr));
+      }
+      return undefined;
+    }
+  }
+}
+
+function podUidOf(crr: ContainerRecreateRequest): string {
+  return crr.metadata?.labels?.[LABEL_CRR_POD_UID] ?? '';
+}
+
+/** resourceVersions are etcd revisions: a larger one is newer. Opaque ones never win. */
+export function newerVersion(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return BigInt(a) > BigInt(b);
+}
