@@ -5,6 +5,9 @@ import type { Logger } from '../kube/log.js';
 import type { RestClient } from '../kube/rest.js';
 import type { FlagValues } from '../kube/flags.js';
 import type { managerFlags } from './options.js';
+import { newImageListPullJobController } from './imagelistpulljob/controller.js';
+import { newImagePullJobController } from './imagepulljob/controller.js';
+import { newNodeImageController } from './nodeimage/controller.js';
 
 /** What every controller gets: the API, the shared caches, events, settings, metrics. */
 export interface ControllerContext {
@@ -23,4 +26,4 @@ export type ControllerFactory = (ctx: ControllerContext) => Controller | Promise
  * The controllers the leader runs, in start order. Each entry builds one controller from the shared
  * context; informers they ask for are started and synced before any controller starts.
  */
-export const controllerFactories: ControllerFactory[] = [];
+export const controllerFactories: ControllerFactory[] = [newNodeImageController, newImagePullJobController, newImageListPullJobController];
