@@ -3,7 +3,7 @@
 //   node dist/hack/kruise.js up|down ENV_JSON
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
 import { ApiError, RestClient } from '../kube/rest.js';
 import { core, Resource, type KubeObject } from '../kube/resource.js';
@@ -21,7 +21,13 @@ export interface Installation {
   daemons: Array<{ node: string; pid: number; log: string; port: number }>;
 }
 
-const root = join(import.meta.dirname, '..', '..');
+// The project root, from the sources (tests) as from the build.
+function projectRoot(): string {
+  let d = import.meta.dirname;
+  while (!existsSync(join(d, 'package.json')) && dirname(d) !== d) d = dirname(d);
+  return d;
+}
+const root = projectRoot();
 
 function offset(env: LocalEnv): number {
   return Number(env.registryOpen.split(':')[1]) - 5000;
@@ -99,6 +105,26 @@ async function ensureNamespaces(rest: RestClient, names: string[]): Promise<void
   }
 }
 
+/** Starts a kruise-manager process with `args` and waits until it is ready. */
+export async function startManager(args: string[], log: string, healthPort: number): Promise<number> {
+  const pid = start(args, log);
+  await waitHttp(`http://127.0.0.1:${healthPort}/readyz`, pid, log);
+  return pid;
+}
+
+/**
+ * Replaces the installation's kruise-manager with a new process on the same ports (stopping the old
+ * one if it still runs), and records it for `down`.
+ */
+export async function restartManager(env: LocalEnv): Promise<Installation> {
+  const file = join(dir(env), 'installation.json');
+  const inst = JSON.parse(readFileSync(file, 'utf8')) as Installation;
+  await stopPid(inst.manager.pid);
+  inst.manager.pid = await startManager(managerArgs(env), inst.manager.log, inst.manager.healthPort);
+  writeFileSync(file, JSON.stringify(inst, null, 2));
+  return inst;
+}
+
 export async function up(env: LocalEnv): Promise<Installation> {
   mkdirSync(dir(env), { recursive: true });
   const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
@@ -109,8 +135,7 @@ export async function up(env: LocalEnv): Promise<Installation> {
   }
   const o = offset(env);
   const mlog = join(dir(env), 'manager.log');
-  const mpid = start(managerArgs(env), mlog);
-  await waitHttp(`http://127.0.0.1:${18000 + o}/readyz`, mpid, mlog);
+  const mpid = await startManager(managerArgs(env), mlog, 18000 + o);
   const daemons = env.nodes.map((n, i) => {
     const log = join(dir(env), `daemon-${n.name}.log`);
     return { node: n.name, pid: start(daemonArgs(env, i), log), log, port: 10231 + o + 10 * i };
@@ -121,7 +146,7 @@ export async function up(env: LocalEnv): Promise<Installation> {
   return inst;
 }
 
-async function stopPid(pid: number, graceMs = 10_000): Promise<void> {
+export async function stopPid(pid: number, graceMs = 10_000): Promise<void> {
   try {
     process.kill(pid, 'SIGTERM');
   } catch {

@@ -47,6 +47,18 @@ export class FakeDaemon {
     for (const t of this.timers) clearTimeout(t);
   }
 
+  /** Finishes what the daemon holds Pulling for image:tag on `node` (the tag's current version). */
+  async complete(node: string, image: string, tag: string, phase: 'Succeeded' | 'Failed' = 'Succeeded'): Promise<void> {
+    const ni = this.informer.get(node);
+    const t = ni?.spec?.images?.[image]?.tags.find((x) => x.tag === tag);
+    if (!t) throw new Error(`${node} holds no ${image}:${tag}`);
+    const key = `${node}\u0000${image}\u0000${tag}\u0000${t.version ?? 0}`;
+    const started = this.answered.get(key)?.startTime;
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    this.answered.set(key, { tag, phase, version: t.version ?? 0, progress: phase === 'Succeeded' ? 100 : 0, ...(started ? { startTime: started } : {}), completionTime: now });
+    await this.write(node);
+  }
+
   private plan(ni: NodeImage): void {
     const node = ni.metadata?.name ?? '';
     for (const [image, spec] of Object.entries(ni.spec?.images ?? {})) {
