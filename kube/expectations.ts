@@ -47,11 +47,6 @@ export class ResourceVersionExpectations<M = undefined> {
     return { meta: e.meta };
   }
 
-  /** Objects with a write still pending for `owner` (entries are checked lazily by `pending`). */
-  objects(owner: string): string[] {
-    return [...(this.byOwner.get(owner)?.keys() ?? [])];
-  }
-
   forget(owner: string): void {
     this.byOwner.delete(owner);
   }

@@ -132,7 +132,11 @@ class ImagePullJobController {
           for (const j of this.jobs.byIndex(INDEX_ACTIVE_JOBS, 'true')) if (!j.spec.podSelector && selectsNodeImage(j, a) !== selectsNodeImage(j, b)) keys.add(jobKey(j));
         }
         if (gainedRoom(a, b)) for (const k of this.activeJobsSelecting(b)) keys.add(k);
-        keys.forEach(wake);
+        // A finished job has nothing left to do on any node.
+        for (const k of keys) {
+          const job = this.jobs.get(k);
+          if (job && isActiveJob(job)) wake(k);
+        }
       },
     });
     this.pods.on({

@@ -11,9 +11,9 @@ import { ownedBy, policyCovers, sameRef, tagStatusOf } from './desired.js';
 import type { JobTarget } from './target.js';
 
 /**
- * unsynced: the job's tag (or one of its secret references) is not on the node yet.
- * stale: synced, but the tag's pull policy gives less than the job asks (an edited job); the
- * rewrite starts no pull. full: the image cannot be added, the NodeImage holds the most it may.
+ * unsynced: the job's tag (or one of its secret references) is not on the node yet; active: its
+ * round runs; succeeded / failed: its round finished; full: the image cannot be added, the
+ * NodeImage already holds the most images it may.
  */
 export type NodeState = 'unsynced' | 'active' | 'succeeded' | 'failed' | 'full';
 

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
 import { managerArgs, restartManager } from '../../hack/kruise.js';
@@ -75,6 +76,26 @@ function gone(pid: number): boolean {
 }
 
 describe('kruise-manager restart and leader hand-over', () => {
+  it('serves /healthz, /readyz and /metrics with reconciles, errors, queue depth and API requests by verb and resource', async () => {
+    const m = installation().manager;
+    // Something for each controller to do: a list job, its child, and the nodes' NodeImages.
+    const lists = new Resource<ImageListPullJob>(rest, kruise.imageListPullJobs);
+    await lists.create({ metadata: { name: 'metrics', namespace: ns }, spec: { images: [`${IMG}:2.0`], selector: { names: [`${ns}-none`] }, completionPolicy: { type: 'Never' } } });
+    await eventually(async () => expect((await lists.get(ns, 'metrics')).status?.desired).toBe(1));
+    await eventually(async () => expect((await jobs.list(ns)).items[0]?.status?.desired).toBe(0));
+    expect(await (await fetch(`http://127.0.0.1:${m.healthPort}/healthz`)).text()).toBe('ok');
+    expect((await fetch(`http://127.0.0.1:${m.healthPort}/readyz`)).status).toBe(200);
+    const text = await (await fetch(`http://127.0.0.1:${m.metricsPort}/metrics`)).text();
+    for (const c of ['nodeimage-controller', 'imagepulljob-controller', 'imagelistpulljob-controller']) {
+      expect(text).toMatch(new RegExp(`kruise_manager_reconciles_total\\{controller="${c}",result="success"\\} [1-9]`));
+      expect(text).toContain(`kruise_manager_workqueue_depth{controller="${c}"}`);
+    }
+    expect(text).toContain('# TYPE kruise_manager_reconciles_total counter');
+    expect(text).toMatch(/kruise_manager_api_requests_total\{verb="update",resource="imagelistpulljobs\/status",code="200"\} [1-9]/);
+    expect(text).toMatch(/kruise_manager_api_requests_total\{verb="watch",resource="imagepulljobs",code="200"\} [1-9]/);
+    expect(text).toMatch(/kruise_manager_leader 1/);
+  });
+
   it('hands a running job over to a standby, survives a crash of that one, and finishes it exactly once', async () => {
     const names: string[] = [];
     for (let i = 0; i < 6; i++) {
