@@ -49,3 +49,19 @@ export function failedHttpPreStopHookMessage(path: string, container: string, po
 export function failedTcpPreStopHookMessage(address: string, container: string, pod: { name: string; namespace: string; uid: string }, error: string): string {
   return `TCP lifecycle hook (${address}) for Container ${JSON.stringify(container)} in Pod ${JSON.stringify(kubeletPodRef(pod))} failed - error: ${error}`;
 }
+
+export const EVENT_SOURCE_IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
+export const EVENT_SOURCE_IMAGE_LIST_PULL_JOB_CONTROLLER = 'imagelistpulljob-controller';
+/** ImagePullJob controller reasons (kruise-ts's own; upstream's job controller records no events). */
+export const REASON_IMAGE_PULL_JOB_COMPLETED = 'Completed';
+export const REASON_IMAGE_PULL_JOB_DEADLINE_EXCEEDED = 'DeadlineExceeded';
+export const REASON_PULL_SECRET_NOT_FOUND = 'PullSecretNotFound';
+export const REASON_INVALID_IMAGE = 'InvalidImage';
+
+export function createdImagePullJobsEventMessage(n: number): string {
+  return `Create ${n} ImagePullJob`;
+}
+
+export function deletedImagePullJobsEventMessage(n: number): string {
+  return `Delete ${n} ImagePullJob`;
+}

@@ -45,3 +45,16 @@ export const CLONE_SET_DEFAULT_MAX_UNAVAILABLE = '20%';
 
 export const MAX_INT32 = 2147483647;
 export const MIN_INT32 = -2147483648;
+
+/**
+ * A tag without a status this long after createdAt is failed early when its Node had already
+ * stopped being Ready before the tag was written (upstream waits the full response timeout).
+ */
+export const NODE_NOT_READY_RESPONSE_TIMEOUT_SECONDS = 60;
+/** The NodeImage controller fails a tag this long after createdAt + its activeDeadlineSeconds. */
+export const NODE_IMAGE_DEADLINE_GRACE_SECONDS = 600;
+/**
+ * An Always ImagePullJob that matches no node waits this long for one (a pod being scheduled, a
+ * NodeImage being created) before completing; upstream completes such a job at once.
+ */
+export const EMPTY_JOB_GRACE_SECONDS = 60;

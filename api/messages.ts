@@ -72,3 +72,25 @@ export function crrFailedContainersMessage(names: string[]): string {
 }
 
 export const MESSAGE_CRR_UNREADY_ACQUIRED_INVALID = 'invalid unready-acquired annotation';
+
+/** A node whose NodeImage is full: the job's image cannot be added there, so the node fails. */
+export function nodeImageFullMessage(node: string, image: string, limit: number): string {
+  return `node ${node}: cannot add image ${image}, its NodeImage already holds ${limit} images (the most a NodeImage may hold)`;
+}
+
+export function jobCompletedEventMessage(succeeded: number, failed: number, desired: number): string {
+  return `job has completed: ${succeeded} of ${desired} nodes succeeded, ${failed} failed`;
+}
+
+export function jobDeadlineEventMessage(deadlineSeconds: number, unfinished: number): string {
+  return `job exceeds activeDeadlineSeconds (${deadlineSeconds}s): ${unfinished} nodes unfinished are counted as failed`;
+}
+
+export function pullSecretNotFoundMessage(namespace: string, name: string): string {
+  return `pull secret ${namespace}/${name} not found; nodes pull without it`;
+}
+
+// ImageListPullJob status
+export function failedImageStatusMessage(imagePullJob: string): string {
+  return `Please check for details which nodes failed by 'kubectl get ImagePullJob ${imagePullJob}'.`;
+}

@@ -24,6 +24,7 @@ out=$(mktemp)
   node dist/hack/bench/cri-pull.js "$envjson"
   node dist/hack/bench/pull-path.js "$envjson"
   node dist/hack/bench/crr.js "$envjson"
+  node dist/hack/bench/manager-scale.js "$envjson"
 } | tee "$out"
 mv "$out" BENCHMARKS.md
 log "wrote BENCHMARKS.md"

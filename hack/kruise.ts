@@ -5,7 +5,7 @@
 //   node dist/hack/kruise.js up|down ENV_JSON
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { dump, load } from 'js-yaml';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
 import { RestClient } from '../kube/rest.js';
@@ -25,8 +25,13 @@ export interface Installation {
   daemons: Array<{ node: string; pid: number; log: string; port: number; args: string[] }>;
 }
 
-// dist/hack/ when built, hack/ when tests load the source: the repository is where package.json is.
-const root = existsSync(join(import.meta.dirname, '..', 'package.json')) ? join(import.meta.dirname, '..') : join(import.meta.dirname, '..', '..');
+// The project root, from the sources (tests) as from the build.
+function projectRoot(): string {
+  let d = import.meta.dirname;
+  while (!existsSync(join(d, 'package.json')) && dirname(d) !== d) d = dirname(d);
+  return d;
+}
+const root = projectRoot();
 
 function offset(env: LocalEnv): number {
   return Number(env.registryOpen.split(':')[1]) - 5000;
@@ -105,6 +110,26 @@ function withToken(adminKubeconfig: string, token: string, out: string): void {
   writeFileSync(out, dump(kc), { mode: 0o600 });
 }
 
+/** Starts a kruise-manager process with `args` and waits until it is ready. */
+export async function startManager(args: string[], log: string, healthPort: number): Promise<number> {
+  const pid = start(args, log);
+  await waitHttp(`http://127.0.0.1:${healthPort}/readyz`, pid, log);
+  return pid;
+}
+
+/**
+ * Replaces the installation's kruise-manager with a new process on the same ports (stopping the old
+ * one if it still runs), and records it for `down`.
+ */
+export async function restartManager(env: LocalEnv): Promise<Installation> {
+  const file = join(dir(env), 'installation.json');
+  const inst = JSON.parse(readFileSync(file, 'utf8')) as Installation;
+  await stopPid(inst.manager.pid);
+  inst.manager.pid = await startManager(managerArgs(env), inst.manager.log, inst.manager.healthPort);
+  writeFileSync(file, JSON.stringify(inst, null, 2));
+  return inst;
+}
+
 /** deploy/'s namespaces, RBAC, ServiceAccounts, webhook Secret and configurations, and the tokens. */
 async function install(env: LocalEnv): Promise<void> {
   const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
@@ -124,8 +149,7 @@ export async function up(env: LocalEnv, daemonExtra: string[] = []): Promise<Ins
   await install(env);
   const o = offset(env);
   const mlog = join(dir(env), 'manager.log');
-  const mpid = start(managerArgs(env), mlog);
-  await waitHttp(`http://127.0.0.1:${18000 + o}/readyz`, mpid, mlog);
+  const mpid = await startManager(managerArgs(env), mlog, 18000 + o);
   const daemons = env.nodes.map((n, i) => {
     const log = join(dir(env), `daemon-${n.name}.log`);
     const args = daemonArgs(env, i, daemonExtra);
@@ -165,7 +189,7 @@ export async function startInstalledDaemon(env: LocalEnv, node: string): Promise
   await waitHttp(`http://127.0.0.1:${d.port}/readyz`, d.pid, d.log);
 }
 
-async function stopPid(pid: number, graceMs = 10_000): Promise<void> {
+export async function stopPid(pid: number, graceMs = 10_000): Promise<void> {
   try {
     process.kill(pid, 'SIGTERM');
   } catch {

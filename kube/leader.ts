@@ -25,6 +25,11 @@ export interface LeaderElectionOptions {
   onStartedLeading: (signal: AbortSignal) => void;
   onStoppedLeading?: () => void;
   onNewLeader?: (identity: string) => void;
+  /**
+   * Awaited after leadership work was told to stop and before the lease is released on a clean
+   * stop, so the next leader never overlaps with writes still in flight here.
+   */
+  drain?: () => Promise<void>;
 }
 
 /** Lease times are MicroTime: RFC 3339 with exactly six fractional digits. */
@@ -88,8 +93,12 @@ export class LeaderElector {
     }
     this.leading = false;
     leaderAbort.abort();
-    if (outcome === 'lost') this.log.error('leadership lost', { lease: `${this.opts.namespace}/${this.opts.name}` });
-    else await this.release();
+    if (outcome === 'lost') {
+      this.log.error('leadership lost', { lease: `${this.opts.namespace}/${this.opts.name}` });
+    } else {
+      await this.opts.drain?.();
+      await this.release();
+    }
     this.opts.onStoppedLeading?.();
     return outcome;
   }

@@ -117,10 +117,19 @@ export class Resource<T extends KubeObject> {
     return this.patch(namespace, name, patch, contentType, 'status');
   }
 
-  /** Deletes; with `uid` the server refuses if the name now belongs to another object. */
-  async delete(namespace: string | undefined, name: string, o: { uid?: string; propagationPolicy?: string; gracePeriodSeconds?: number } = {}): Promise<void> {
+  /**
+   * Deletes; with `uid` the server refuses if the name now belongs to another object, with
+   * `resourceVersion` if the object changed since it was read (409 Conflict either way).
+   */
+  async delete(
+    namespace: string | undefined,
+    name: string,
+    o: { uid?: string; resourceVersion?: string; propagationPolicy?: string; gracePeriodSeconds?: number } = {},
+  ): Promise<void> {
     const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1' };
-    if (o.uid) body['preconditions'] = { uid: o.uid };
+    if (o.uid || o.resourceVersion) {
+      body['preconditions'] = { ...(o.uid ? { uid: o.uid } : {}), ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}) };
+    }
     if (o.propagationPolicy) body['propagationPolicy'] = o.propagationPolicy;
     if (o.gracePeriodSeconds !== undefined) body['gracePeriodSeconds'] = o.gracePeriodSeconds;
     await this.rest.request<unknown>('DELETE', this.path(namespace, name), { body });

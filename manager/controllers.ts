@@ -6,6 +6,9 @@ import type { RestClient } from '../kube/rest.js';
 import type { FlagValues } from '../kube/flags.js';
 import { crrController } from './crr/controller.js';
 import type { managerFlags } from './options.js';
+import { newImageListPullJobController } from './imagelistpulljob/controller.js';
+import { newImagePullJobController } from './imagepulljob/controller.js';
+import { newNodeImageController } from './nodeimage/controller.js';
 import { preDownloadController } from './predownload/controller.js';
 
 /** What every controller gets: the API, the shared caches, events, settings, metrics. */
@@ -25,4 +28,10 @@ export type ControllerFactory = (ctx: ControllerContext) => Controller | Promise
  * The controllers the leader runs, in start order. Each entry builds one controller from the shared
  * context; informers they ask for are started and synced before any controller starts.
  */
-export const controllerFactories: ControllerFactory[] = [crrController, preDownloadController];
+export const controllerFactories: ControllerFactory[] = [
+  newNodeImageController,
+  newImagePullJobController,
+  newImageListPullJobController,
+  crrController,
+  preDownloadController,
+];

@@ -38,6 +38,7 @@ export class Manager {
   private informers: InformerFactory | undefined;
   private readonly stopAll = new AbortController();
   private electionDone: Promise<'lost' | 'stopped'> | undefined;
+  private stopping: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: ManagerOptions) {
     this.log = o.logger ?? componentLogger('manager');
@@ -82,6 +83,7 @@ export class Manager {
       logger: this.log.child({ component: 'leader-election' }),
       onStartedLeading: (signal) => void this.lead(signal),
       onStoppedLeading: () => this.o.metrics.leader.set(0),
+      drain: () => this.stopControllers(),
     });
     this.electionDone = elector.run(this.stopAll.signal);
     return this.electionDone;
@@ -131,11 +133,13 @@ export class Manager {
     signal.addEventListener('abort', () => void this.stopControllers(), { once: true });
   }
 
-  private async stopControllers(): Promise<void> {
+  /** Stops the running controllers; every caller waits for the same stop to finish. */
+  private stopControllers(): Promise<void> {
     const cs = this.controllers;
     this.controllers = [];
     this.informers = undefined;
-    await Promise.all(cs.map((c) => c.stop()));
+    if (cs.length > 0) this.stopping = Promise.all(cs.map((c) => c.stop())).then(() => undefined);
+    return this.stopping;
   }
 
   /** Stops the controllers (releasing the lease) and the webhook. */

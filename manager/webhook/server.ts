@@ -87,6 +87,10 @@ export async function serveWebhook(o: WebhookServerOptions): Promise<Server> {
         }, (err: unknown) => send(500, { error: String(err) }));
     });
   });
+  // The API server keeps connections to webhooks idle for up to 90 s and reuses them; a server that
+  // closes them sooner (Node's default is 5 s) races that reuse and the review fails with EOF.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 121_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) => reject(new Error(`cannot listen on webhook port ${o.port}: ${err.message}`, { cause: err })));
     server.listen(o.port, o.host, resolve);

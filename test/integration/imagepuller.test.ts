@@ -274,8 +274,10 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
     const name = node('timeout');
     daemon(name);
     const jobs = new Resource<KubeObject & { spec?: unknown }>(rest, kruise.imagePullJobs);
-    const job = await jobs.create({ metadata: { name: 'owner', namespace: ns }, spec: { image: 'x', completionPolicy: { type: 'Always' } } });
     const stalled = `${slow.address}/big`;
+    // A real job, so events reach a real object; parallelism 0 keeps the manager from writing tags of
+    // its own: it only follows the one written below for it.
+    const job = await jobs.create({ metadata: { name: 'owner', namespace: ns }, spec: { image: `${stalled}:1.0`, parallelism: 0, selector: { names: [name] }, completionPolicy: { type: 'Always' } } });
     await removeImage(`${stalled}:1.0`);
     slow.pause();
     try {

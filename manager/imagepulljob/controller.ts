@@ -1,0 +1,373 @@
+// The ImagePullJob controller (upstream §8): turns a job into per-node desired state in NodeImages,
+// at most `parallelism` nodes pulling at once, and reports the nodes' results in the job's status.
+// Everything is read from the shared caches; a reconcile writes only the NodeImages whose desired
+// state changes, and the job's status only when it changes.
+import pLimit from 'p-limit';
+import {
+  EVENT_SOURCE_IMAGE_PULL_JOB_CONTROLLER,
+  EVENT_TYPE_NORMAL,
+  EVENT_TYPE_WARNING,
+  REASON_IMAGE_PULL_JOB_COMPLETED,
+  REASON_IMAGE_PULL_JOB_DEADLINE_EXCEEDED,
+  REASON_INVALID_IMAGE,
+  REASON_PULL_IMAGE_FAILED,
+  REASON_PULL_SECRET_NOT_FOUND,
+} from '../../api/events.js';
+import { jsonEqual } from '../../api/json-equal.js';
+import { MAX_IMAGES_PER_NODE_IMAGE } from '../../api/limits.js';
+import { jobCompletedEventMessage, jobDeadlineEventMessage, nodeImageFullMessage, pullSecretNotFoundMessage } from '../../api/messages.js';
+import { FINALIZER_DELETION_PROTECTION } from '../../api/metadata-keys.js';
+import type { ImagePullJob } from '../../api/types/imagepulljob.js';
+import type { NodeImage, NodeImageSpec } from '../../api/types/nodeimage.js';
+import { QueueController, type Controller } from '../../kube/controller.js';
+import type { EventRecorder } from '../../kube/events.js';
+import { ResourceVersionExpectations } from '../../kube/expectations.js';
+import type { Informer } from '../../kube/informer.js';
+import { kruise } from '../../kube/kruise.js';
+import { sameLabels, selectorMatches } from '../../kube/labels.js';
+import { errorFields, type Logger } from '../../kube/log.js';
+import { ApiError } from '../../kube/rest.js';
+import { core, Resource } from '../../kube/resource.js';
+import type { Result } from '../../kube/workqueue.js';
+import { deleteIfExists, updateWithRetry } from '../../kube/write.js';
+import type { ControllerContext } from '../controllers.js';
+import { isDeleting, timeMs } from '../nodeimage/desired.js';
+import { INDEX_NODE_IMAGE_BY_OWNER_UID, nodeImageInformer } from '../nodeimage/controller.js';
+import { applyJobTag, releaseJobTag } from './desired.js';
+import { selectNodes, selectsNodeImage, type NodeSource, type Pod } from './nodes.js';
+import type { Secret } from './secrets.js';
+import { INDEX_SECRET_BY_REFERENCE, PullSecretSync } from './secretsync.js';
+import { nodeView, planJob, type NodeView } from './status.js';
+import { jobEventTarget, jobKey, jobTarget, parallelismOf, type JobTarget } from './target.js';
+import { gainedRoom, ownersToWake } from './wake.js';
+
+export const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
+
+/** Jobs neither finished nor being deleted: the only ones node and pod changes can concern. */
+export const INDEX_ACTIVE_JOBS = 'active';
+/** Active jobs by "namespace/secret" of each pull secret. */
+export const INDEX_JOBS_BY_PULL_SECRET = 'pullSecret';
+/** Active podSelector jobs by namespace. */
+export const INDEX_POD_SELECTOR_JOBS = 'podSelectorNamespace';
+export const INDEX_PODS_BY_NAMESPACE = 'namespace';
+export const INDEX_PODS_BY_NODE = 'nodeName';
+
+/** NodeImage writes one reconcile has in flight at once. */
+const WRITE_CONCURRENCY = 10;
+/** Events from NodeImages and pods are gathered this long, so a burst of them is one reconcile. */
+const WAKE_BATCH_MS = 200;
+
+export function isActiveJob(job: ImagePullJob): boolean {
+  return !isDeleting(job) && !job.status?.completionTime;
+}
+
+/** The shared ImagePullJob informer with the indexes both job controllers use. */
+export function imagePullJobInformer(ctx: ControllerContext): Informer<ImagePullJob> {
+  return ctx.informers
+    .informer<ImagePullJob>(kruise.imagePullJobs)
+    .addIndexer(INDEX_ACTIVE_JOBS, (j) => (isActiveJob(j) ? ['true'] : []))
+    .addIndexer(INDEX_JOBS_BY_PULL_SECRET, (j) => (isActiveJob(j) ? [...new Set(j.spec?.pullSecrets ?? [])].map((s) => `${j.metadata?.namespace ?? ''}/${s}`) : []))
+    .addIndexer(INDEX_POD_SELECTOR_JOBS, (j) => (isActiveJob(j) && j.spec?.podSelector ? [j.metadata?.namespace ?? ''] : []));
+}
+
+type WriteKind = 'dispatch' | 'refresh' | 'release';
+
+class ImagePullJobController {
+  readonly queue: QueueController;
+  private readonly jobs: Informer<ImagePullJob>;
+  private readonly nodeImages: Informer<NodeImage>;
+  private readonly pods: Informer<Pod>;
+  private readonly api: Resource<ImagePullJob>;
+  private readonly nodeImageApi: Resource<NodeImage>;
+  private readonly secretSync: PullSecretSync;
+  private readonly recorder: EventRecorder;
+  private readonly log: Logger;
+  private readonly source: NodeSource;
+  /** NodeImage writes per job the cache has not shown yet. */
+  private readonly writes = new ResourceVersionExpectations<WriteKind>();
+  /** Status writes per job the cache has not shown yet. */
+  private readonly statusWrites = new ResourceVersionExpectations<undefined>();
+  /** Warnings already given, so a Never job reconciled again and again does not repeat them. */
+  private readonly warned = new Set<string>();
+  private stopping = false;
+
+  constructor(ctx: ControllerContext) {
+    this.log = ctx.logger.child({ controller: IMAGE_PULL_JOB_CONTROLLER });
+    this.api = new Resource<ImagePullJob>(ctx.rest, kruise.imagePullJobs);
+    this.nodeImageApi = new Resource<NodeImage>(ctx.rest, kruise.nodeImages);
+    this.jobs = imagePullJobInformer(ctx);
+    this.nodeImages = nodeImageInformer(ctx);
+    this.pods = ctx.informers
+      .informer<Pod>(core.pods)
+      .addIndexer(INDEX_PODS_BY_NAMESPACE, (p) => [p.metadata?.namespace ?? ''])
+      .addIndexer(INDEX_PODS_BY_NODE, (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []));
+    const secrets = ctx.informers.informer<Secret>(core.secrets);
+    this.secretSync = new PullSecretSync(ctx.rest, secrets, ctx.flags.daemonConfigNamespace);
+    secrets.addIndexer(INDEX_SECRET_BY_REFERENCE, (s) => this.secretSync.referencesIndex(s));
+    this.recorder = ctx.recorder(EVENT_SOURCE_IMAGE_PULL_JOB_CONTROLLER);
+    this.queue = new QueueController(IMAGE_PULL_JOB_CONTROLLER, ctx.flags.imagePullJobWorkers, (key) => this.reconcile(key), ctx.metrics, this.log);
+    this.source = {
+      nodeImage: (name) => this.nodeImages.get(name),
+      nodeImages: () => this.nodeImages.list(),
+      pods: (ns) => this.pods.byIndex(INDEX_PODS_BY_NAMESPACE, ns),
+    };
+    const q = this.queue.queue;
+    const wake = (key: string): void => q.addAfter(key, WAKE_BATCH_MS);
+
+    this.jobs.on({
+      add: (j) => q.add(jobKey(j)),
+      update: (_a, b) => q.add(jobKey(b)),
+      delete: (j) => {
+        this.writes.forget(jobKey(j));
+        this.statusWrites.forget(jobKey(j));
+        q.add(jobKey(j));
+      },
+    });
+    this.nodeImages.on({
+      add: (ni) => this.activeJobsSelecting(ni).forEach(wake),
+      delete: (ni) => this.activeJobsSelecting(ni).forEach(wake),
+      update: (a, b) => {
+        const keys = ownersToWake(a, b);
+        if (!sameLabels(a.metadata?.labels, b.metadata?.labels) || isDeleting(a) !== isDeleting(b)) {
+          for (const j of this.jobs.byIndex(INDEX_ACTIVE_JOBS, 'true')) if (!j.spec.podSelector && selectsNodeImage(j, a) !== selectsNodeImage(j, b)) keys.add(jobKey(j));
+        }
+        if (gainedRoom(a, b)) for (const k of this.activeJobsSelecting(b)) keys.add(k);
+        // A finished job has nothing left to do on any node.
+        for (const k of keys) {
+          const job = this.jobs.get(k);
+          if (job && isActiveJob(job)) wake(k);
+        }
+      },
+    });
+    this.pods.on({
+      add: (p) => this.onPod(p, undefined).forEach(wake),
+      update: (a, b) => {
+        const moved =
+          a.spec?.nodeName !== b.spec?.nodeName || !sameLabels(a.metadata?.labels, b.metadata?.labels) || a.status?.phase !== b.status?.phase || isDeleting(a) !== isDeleting(b);
+        if (moved) this.onPod(b, a).forEach(wake);
+      },
+      delete: (p) => this.onPod(p, undefined).forEach(wake),
+    });
+    secrets.on({
+      add: (s) => this.onSecret(s).forEach((k) => q.add(k)),
+      update: (a, b) => {
+        if (!jsonEqual(a.data, b.data) || a.type !== b.type || !jsonEqual(a.metadata?.annotations, b.metadata?.annotations)) this.onSecret(b).forEach((k) => q.add(k));
+      },
+      delete: (s) => this.onSecret(s).forEach((k) => q.add(k)),
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopping = true;
+    return this.queue.stop();
+  }
+
+  /** Active jobs whose selection includes this NodeImage (podSelector jobs through pods on its node). */
+  private activeJobsSelecting(ni: NodeImage): string[] {
+    const node = ni.metadata?.name ?? '';
+    const out: string[] = [];
+    for (const job of this.jobs.byIndex(INDEX_ACTIVE_JOBS, 'true')) {
+      const selector = job.spec.podSelector;
+      if (selector) {
+        const ns = job.metadata?.namespace;
+        if (this.pods.byIndex(INDEX_PODS_BY_NODE, node).some((p) => p.metadata?.namespace === ns && selectorMatches(selector, p.metadata?.labels))) out.push(jobKey(job));
+      } else if (selectsNodeImage(job, ni)) {
+        out.push(jobKey(job));
+      }
+    }
+    return out;
+  }
+
+  private onPod(pod: Pod, old: Pod | undefined): string[] {
+    const ns = pod.metadata?.namespace ?? '';
+    const out: string[] = [];
+    for (const job of this.jobs.byIndex(INDEX_POD_SELECTOR_JOBS, ns)) {
+      const selector = job.spec.podSelector;
+      if (!selector) continue;
+      if (selectorMatches(selector, pod.metadata?.labels) || (old && selectorMatches(selector, old.metadata?.labels))) out.push(jobKey(job));
+    }
+    return out;
+  }
+
+  /** A source secret changed (its jobs sync the copy) or a copy changed (its jobs restore it). */
+  private onSecret(s: Secret): string[] {
+    const ns = s.metadata?.namespace ?? '';
+    const keys = new Set(this.jobs.byIndex(INDEX_JOBS_BY_PULL_SECRET, `${ns}/${s.metadata?.name ?? ''}`).map(jobKey));
+    if (ns === this.secretSync.daemonNamespace) {
+      for (const k of this.secretSync.referencesIndex(s)) {
+        const job = this.jobs.get(k);
+        if (job && isActiveJob(job)) keys.add(k);
+      }
+    }
+    return [...keys];
+  }
+
+  private async reconcile(key: string): Promise<Result | void> {
+    const job = this.jobs.get(key);
+    if (!job) {
+      this.writes.forget(key);
+      this.statusWrites.forget(key);
+      return;
+    }
+    const log = this.log.child({ imagePullJob: key });
+    // Our own last status write is not in the cache yet: its event will bring the job back.
+    if (this.statusWrites.pending(key, 'status', job.metadata?.resourceVersion)) return;
+    if (isDeleting(job)) return this.finalize(job, log);
+    if (job.status?.completionTime) {
+      await this.finalize(job, log);
+      return this.expire(job, log);
+    }
+    if (!(job.metadata?.finalizers ?? []).includes(FINALIZER_DELETION_PROTECTION)) {
+      await updateWithRetry(this.api, job.metadata?.namespace, job.metadata?.name ?? '', (fresh) => {
+        const finalizers = fresh.metadata?.finalizers ?? [];
+        if (isDeleting(fresh) || finalizers.includes(FINALIZER_DELETION_PROTECTION)) return undefined;
+        return { ...fresh, metadata: { ...fresh.metadata, finalizers: [...finalizers, FINALIZER_DELETION_PROTECTION] } };
+      }, { initial: job });
+      return;
+    }
+    const claimed = await this.secretSync.claim(job);
+    for (const name of claimed.missing) this.warnOnce(job, `secret/${name}`, REASON_PULL_SECRET_NOT_FOUND, pullSecretNotFoundMessage(job.metadata?.namespace ?? '', name));
+    const target = jobTarget(job, claimed.refs);
+    if ('invalid' in target) {
+      this.warnOnce(job, 'image', REASON_INVALID_IMAGE, target.invalid);
+      return;
+    }
+    return this.sync(job, target, log);
+  }
+
+  private async sync(job: ImagePullJob, target: JobTarget, log: Logger): Promise<Result | void> {
+    const key = target.key;
+    const selected = selectNodes(job, this.source);
+    const blocked = new Set<string>();
+    const views: NodeView[] = selected.map((ni) => {
+      const name = ni.metadata?.name ?? '';
+      const pending = this.writes.pending(key, name, ni.metadata?.resourceVersion);
+      if (!pending) return nodeView(ni, target);
+      blocked.add(name);
+      // What we dispatched there is pulling, whatever the stale cache still says.
+      return pending.meta === 'dispatch' ? { name, state: 'active', stale: false } : nodeView(ni, target);
+    });
+    const plan = planJob(job, views, parallelismOf(job), Date.now());
+    const selectedNames = new Set(selected.map((ni) => ni.metadata?.name ?? ''));
+    const release = this.nodeImages
+      .byIndex(INDEX_NODE_IMAGE_BY_OWNER_UID, target.uid)
+      .map((ni) => ni.metadata?.name ?? '')
+      .filter((n) => !selectedNames.has(n) && !this.writes.pending(key, n, this.nodeImages.get(n)?.metadata?.resourceVersion));
+    const todo: Array<[string, WriteKind]> = [
+      ...plan.dispatch.map((n): [string, WriteKind] => [n, 'dispatch']),
+      ...(plan.completed ? [] : plan.refresh.filter((n) => !blocked.has(n)).map((n): [string, WriteKind] => [n, 'refresh'])),
+      ...(plan.completed ? [] : release.map((n): [string, WriteKind] => [n, 'release'])),
+    ];
+    const unwritten = await this.writeNodeImages(job, target, todo, log);
+    for (const node of plan.full) this.warnOnce(job, `full/${node}`, REASON_PULL_IMAGE_FAILED, nodeImageFullMessage(node, target.image, MAX_IMAGES_PER_NODE_IMAGE));
+    if (this.stopping) return;
+
+    if (!jsonEqual(plan.status, job.status)) {
+      try {
+        const written = await this.api.updateStatus({ ...job, status: plan.status });
+        this.statusWrites.expect(key, 'status', written.metadata?.resourceVersion, undefined);
+      } catch (err) {
+        // Someone else changed the job since it was read: its event runs this reconcile again.
+        if (err instanceof ApiError && (err.conflict || err.notFound)) return;
+        throw err;
+      }
+      if (plan.deadlineExceeded) {
+        const unfinished = (plan.status.failed ?? 0) - views.filter((v) => v.state === 'failed' || v.state === 'full').length;
+        this.recorder.event(jobEventTarget(job), EVENT_TYPE_WARNING, REASON_IMAGE_PULL_JOB_DEADLINE_EXCEEDED, jobDeadlineEventMessage(job.spec.completionPolicy?.activeDeadlineSeconds ?? 0, unfinished));
+        log.info('job exceeded its deadline', { failed: plan.status.failed, succeeded: plan.status.succeeded });
+      } else if (plan.completed) {
+        this.recorder.event(jobEventTarget(job), EVENT_TYPE_NORMAL, REASON_IMAGE_PULL_JOB_COMPLETED, jobCompletedEventMessage(plan.status.succeeded ?? 0, plan.status.failed ?? 0, plan.status.desired));
+        log.info('job completed', { desired: plan.status.desired, succeeded: plan.status.succeeded, failed: plan.status.failed });
+      }
+    }
+    // A dispatch that found nothing to write (a full NodeImage, or a cache behind a change someone
+    // else made) changed no object whose event would bring the job back: look again shortly.
+    const next = [plan.requeueAfterMs, unwritten > 0 ? WAKE_BATCH_MS : undefined].filter((x): x is number => x !== undefined);
+    return next.length > 0 ? { requeueAfterMs: Math.min(...next) } : undefined;
+  }
+
+  /**
+   * Writes the job's tag into (or takes it off) each NodeImage, a few at a time, each merged into the
+   * fresh object. Returns how many dispatches wrote nothing.
+   */
+  private async writeNodeImages(job: ImagePullJob, target: JobTarget, todo: ReadonlyArray<[string, WriteKind]>, log: Logger): Promise<number> {
+    if (todo.length === 0) return 0;
+    const limit = pLimit(WRITE_CONCURRENCY);
+    const errors: unknown[] = [];
+    let unwritten = 0;
+    await Promise.all(
+      todo.map(([node, kind]) =>
+        limit(async () => {
+          if (this.stopping) return;
+          let full = false;
+          let wrote = false;
+          const mutate = (fresh: NodeImage): NodeImage | undefined => {
+            let spec: NodeImageSpec | undefined;
+            if (kind === 'release') {
+              spec = releaseJobTag(fresh, target);
+            } else {
+              const r = applyJobTag(fresh, target, Date.now());
+              full = r === 'full';
+              spec = typeof r === 'object' ? r.spec : undefined;
+            }
+            wrote = spec !== undefined;
+            return spec ? { ...fresh, spec } : undefined;
+          };
+          try {
+            const before = this.nodeImages.get(node);
+            const written = await updateWithRetry(this.nodeImageApi, undefined, node, mutate, before ? { initial: before } : {});
+            if (full) this.warnOnce(job, `full/${node}`, REASON_PULL_IMAGE_FAILED, nodeImageFullMessage(node, target.image, MAX_IMAGES_PER_NODE_IMAGE));
+            if (wrote && written) {
+              this.writes.expect(target.key, node, written.metadata?.resourceVersion, kind);
+              log.debug('wrote NodeImage', { nodeImage: node, kind });
+            } else if (kind === 'dispatch') {
+              unwritten++;
+            }
+          } catch (err) {
+            // The NodeImage went with its Node: the next reconcile no longer selects it.
+            if (err instanceof ApiError && err.notFound) return;
+            errors.push(err);
+            log.warn('cannot write NodeImage', { nodeImage: node, kind, ...errorFields(err) });
+          }
+        }),
+      ),
+    );
+    if (errors.length > 0) throw new Error(`${errors.length} of ${todo.length} NodeImage writes failed`, { cause: errors[0] });
+    return unwritten;
+  }
+
+  /** Lets go of the job's secret copies and removes the finalizer (upstream §8.7). */
+  private async finalize(job: ImagePullJob, log: Logger): Promise<void> {
+    if (!(job.metadata?.finalizers ?? []).includes(FINALIZER_DELETION_PROTECTION)) return;
+    await this.secretSync.release(job);
+    await updateWithRetry(this.api, job.metadata?.namespace, job.metadata?.name ?? '', (fresh) => {
+      const finalizers = fresh.metadata?.finalizers ?? [];
+      if (!finalizers.includes(FINALIZER_DELETION_PROTECTION)) return undefined;
+      return { ...fresh, metadata: { ...fresh.metadata, finalizers: finalizers.filter((f) => f !== FINALIZER_DELETION_PROTECTION) } };
+    }, { initial: job });
+    log.info(isDeleting(job) ? 'finalized deleted job' : 'finished job: secrets released, finalizer removed');
+  }
+
+  /** completionPolicy.ttlSecondsAfterFinished: the finished job is deleted once it has passed. */
+  private async expire(job: ImagePullJob, log: Logger): Promise<Result | void> {
+    const ttl = job.spec.completionPolicy?.ttlSecondsAfterFinished;
+    const done = timeMs(job.status?.completionTime);
+    if (ttl === undefined || done === undefined) return;
+    const left = done + ttl * 1000 - Date.now();
+    if (left > 0) return { requeueAfterMs: left + 500 };
+    if (await deleteIfExists(this.api, job.metadata?.namespace, job.metadata?.name ?? '', job.metadata?.uid)) log.info('deleted finished job after its ttlSecondsAfterFinished');
+  }
+
+  private warnOnce(job: ImagePullJob, what: string, reason: string, message: string): void {
+    const key = `${job.metadata?.uid ?? ''}/${what}`;
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    if (this.warned.size > 50_000) this.warned.clear();
+    this.recorder.event(jobEventTarget(job), EVENT_TYPE_WARNING, reason, message);
+  }
+}
+
+export function newImagePullJobController(ctx: ControllerContext): Controller {
+  const c = new ImagePullJobController(ctx);
+  return { name: IMAGE_PULL_JOB_CONTROLLER, start: () => c.queue.start(), stop: () => c.stop() };
+}

@@ -1,0 +1,148 @@
+// Where an ImagePullJob stands on each of its nodes, its status, and which nodes it may start next
+// (upstream §8.4 and the parallelism rule of §8.5). Pure: the caller passes the time.
+import { COMPLETION_POLICY_NEVER, IMAGE_PULL_PHASE_FAILED, IMAGE_PULL_PHASE_SUCCEEDED } from '../../api/enums.js';
+import { EMPTY_JOB_GRACE_SECONDS, MAX_IMAGES_PER_NODE_IMAGE } from '../../api/limits.js';
+import { MESSAGE_JOB_COMPLETED, MESSAGE_JOB_DEADLINE_EXCEEDED, jobProgressMessage } from '../../api/messages.js';
+import { formatTime } from '../../api/time.js';
+import type { ImagePullJob, ImagePullJobStatus } from '../../api/types/imagepulljob.js';
+import type { NodeImage } from '../../api/types/nodeimage.js';
+import { timeMs } from '../nodeimage/desired.js';
+import { ownedBy, policyCovers, sameRef, tagStatusOf } from './desired.js';
+import type { JobTarget } from './target.js';
+
+/**
+ * unsynced: the job's tag (or one of its secret references) is not on the node yet; active: its
+ * round runs; succeeded / failed: its round finished; full: the image cannot be added, the
+ * NodeImage already holds the most images it may.
+ */
+export type NodeState = 'unsynced' | 'active' | 'succeeded' | 'failed' | 'full';
+
+export interface NodeView {
+  name: string;
+  state: NodeState;
+  /** Synced, but the tag needs its policy raised (no new round, no slot). */
+  stale: boolean;
+}
+
+/** The job's state on one node, read from its NodeImage. */
+export function nodeView(ni: NodeImage, t: JobTarget): NodeView {
+  const name = ni.metadata?.name ?? '';
+  const entry = ni.spec?.images?.[t.image];
+  if (!entry) {
+    const full = Object.keys(ni.spec?.images ?? {}).length >= MAX_IMAGES_PER_NODE_IMAGE;
+    return { name, state: full ? 'full' : 'unsynced', stale: false };
+  }
+  if (!t.secretRefs.every((r) => (entry.pullSecrets ?? []).some((s) => sameRef(s, r)))) return { name, state: 'unsynced', stale: false };
+  const tag = (entry.tags ?? []).find((x) => x.tag === t.tag);
+  if (!tag || !ownedBy(tag, t.uid)) return { name, state: 'unsynced', stale: false };
+  const stale = !policyCovers(tag, t);
+  const status = tagStatusOf(ni, t.image, t.tag);
+  if (!status || (status.version ?? 0) !== (tag.version ?? 0)) return { name, state: 'active', stale };
+  if (status.phase === IMAGE_PULL_PHASE_SUCCEEDED) return { name, state: 'succeeded', stale };
+  if (status.phase === IMAGE_PULL_PHASE_FAILED) return { name, state: 'failed', stale };
+  return { name, state: 'active', stale };
+}
+
+export interface JobPlan {
+  status: ImagePullJobStatus;
+  /** Nodes to start now: at most parallelism minus what is active. */
+  dispatch: string[];
+  /** Synced nodes whose tag policy must be raised. */
+  refresh: string[];
+  /** Nodes that failed because their NodeImage is full. */
+  full: string[];
+  /** This reconcile completes the job. */
+  completed: boolean;
+  deadlineExceeded: boolean;
+  /** When to look again without any event: the deadline, or the end of the empty-job grace. */
+  requeueAfterMs?: number;
+}
+
+/**
+ * The job's new status and next dispatch. `nodes` are its selected nodes in dispatch order; a node
+ * whose dispatch the cache has not shown yet must be passed as active. Dispatched nodes count as
+ * active in the status, so the next reconcile, which sees them so, writes nothing new.
+ */
+export function planJob(job: ImagePullJob, nodes: readonly NodeView[], parallelism: number, nowMs: number): JobPlan {
+  const never = job.spec.completionPolicy?.type === COMPLETION_POLICY_NEVER;
+  const deadlineSeconds = never ? undefined : job.spec.completionPolicy?.activeDeadlineSeconds;
+  const startMs = timeMs(job.status?.startTime) ?? nowMs;
+  const startTime = job.status?.startTime ?? formatTime(new Date(nowMs));
+  const succeeded: string[] = [];
+  const failed: string[] = [];
+  const active: string[] = [];
+  const unsynced: string[] = [];
+  const full: string[] = [];
+  const refresh: string[] = [];
+  for (const n of nodes) {
+    if (n.stale) refresh.push(n.name);
+    if (n.state === 'succeeded') succeeded.push(n.name);
+    else if (n.state === 'failed') failed.push(n.name);
+    else if (n.state === 'full') full.push(n.name);
+    else if (n.state === 'active') active.push(n.name);
+    else unsynced.push(n.name);
+  }
+  const desired = nodes.length;
+  const failedNodes = [...failed, ...full];
+  const base = { startTime, desired };
+  const unfinished = active.length + unsynced.length;
+
+  if (deadlineSeconds !== undefined && unfinished > 0 && nowMs - startMs >= deadlineSeconds * 1000) {
+    const all = [...failedNodes, ...active, ...unsynced].sort();
+    return {
+      status: {
+        ...base,
+        completionTime: formatTime(new Date(nowMs)),
+        active: 0,
+        succeeded: succeeded.length,
+        failed: all.length,
+        ...(all.length > 0 ? { failedNodes: all } : {}),
+        message: MESSAGE_JOB_DEADLINE_EXCEEDED,
+      },
+      dispatch: [],
+      refresh: [],
+      full,
+      completed: true,
+      deadlineExceeded: true,
+    };
+  }
+
+  const slots = Math.max(0, parallelism - active.length);
+  const dispatch = unsynced.slice(0, slots);
+  const activeCount = active.length + dispatch.length;
+  const waiting = unsynced.length - dispatch.length;
+  let completed = false;
+  let requeueAfterMs: number | undefined;
+  if (!never) {
+    if (desired > 0) {
+      completed = activeCount + waiting === 0;
+    } else {
+      // Upstream completes a job with no node at once (§15.6): pods may not be scheduled yet.
+      const left = startMs + EMPTY_JOB_GRACE_SECONDS * 1000 - nowMs;
+      completed = left <= 0;
+      if (!completed) requeueAfterMs = left;
+    }
+    if (!completed && deadlineSeconds !== undefined) {
+      const left = Math.max(1000, startMs + deadlineSeconds * 1000 - nowMs);
+      requeueAfterMs = requeueAfterMs === undefined ? left : Math.min(requeueAfterMs, left);
+    }
+  }
+  const sortedFailed = [...failedNodes].sort();
+  return {
+    status: {
+      ...base,
+      ...(completed ? { completionTime: formatTime(new Date(nowMs)) } : {}),
+      active: activeCount,
+      succeeded: succeeded.length,
+      failed: sortedFailed.length,
+      ...(sortedFailed.length > 0 ? { failedNodes: sortedFailed } : {}),
+      message: completed ? MESSAGE_JOB_COMPLETED : jobProgressMessage(succeeded.length, sortedFailed.length, desired),
+    },
+    dispatch,
+    refresh,
+    full,
+    completed,
+    deadlineExceeded: false,
+    ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+  };
+}

@@ -1,0 +1,373 @@
+import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
+import type { ImagePullJob } from '../../api/types/imagepulljob.js';
+import type { NodeImage } from '../../api/types/nodeimage.js';
+import { Informer } from '../../kube/informer.js';
+import { kruise } from '../../kube/kruise.js';
+import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import { copyName } from '../../manager/imagepulljob/secrets.js';
+import { nodeImages } from '../helpers/daemon.js';
+import { createFakeNode, createFakeNodeImage, FakeDaemon } from '../helpers/fake-daemon.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+import { installation, scrape, sum, writes } from '../helpers/manager.js';
+
+// ImagePullJob and ImageListPullJob through the real API server and the shared kruise-manager, on
+// NodeImages whose node has no kruise-daemon: a fake daemon answers their tags like the real one.
+const env = clusterEnv();
+const rest = restClient();
+const nis = nodeImages(rest);
+const jobs = new Resource<ImagePullJob>(rest, kruise.imagePullJobs);
+const lists = new Resource<ImageListPullJob>(rest, kruise.imageListPullJobs);
+type Secret = KubeObject & { type?: string; data?: Record<string, string> };
+const secrets = new Resource<Secret>(rest, core.secrets);
+const nodes = new Resource<KubeObject>(rest, core.nodes);
+const DAEMON_NS = 'kruise-daemon-config';
+let ns = '';
+let daemon: FakeDaemon;
+const createdNodes: string[] = [];
+
+beforeAll(async () => {
+  ns = await createNamespace(rest, 'jobs');
+  daemon = new FakeDaemon(rest, ns);
+  await daemon.synced();
+});
+afterAll(async () => {
+  daemon.stop();
+  for (const n of createdNodes) await nodes.delete(undefined, n).catch(() => undefined);
+  for (const ni of (await nis.list(undefined)).items) {
+    if (ni.metadata?.name?.startsWith(ns)) await nis.delete(undefined, ni.metadata.name).catch(() => undefined);
+  }
+  await deleteNamespace(rest, ns);
+});
+
+let seq = 0;
+async function fakeNodes(n: number, labels: Record<string, string> = {}): Promise<string[]> {
+  const names: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const name = `${ns}-n${seq++}`;
+    await createFakeNodeImage(rest, name, daemon, labels);
+    names.push(name);
+  }
+  return names;
+}
+
+const image = (i: number): string => `${env.registryOpen}/many-${String(i).padStart(3, '0')}:1.0`;
+const key = (i: number): string => `${env.registryOpen}/many-${String(i).padStart(3, '0')}`;
+
+async function createJob(name: string, spec: Partial<ImagePullJob['spec']>): Promise<ImagePullJob> {
+  return jobs.create({ metadata: { name, namespace: ns }, spec: { image: image(1), completionPolicy: { type: 'Always' }, ...spec } });
+}
+
+async function waitJob(name: string, check: (j: ImagePullJob) => boolean, what: string, timeoutMs = 30_000): Promise<ImagePullJob> {
+  return eventually(async () => {
+    const j = await jobs.get(ns, name);
+    if (!check(j)) throw new Error(`job ${name} not ${what}: ${JSON.stringify(j.status)}`);
+    return j;
+  }, timeoutMs);
+}
+const completed = (j: ImagePullJob): boolean => j.status?.completionTime !== undefined;
+
+async function gone(res: Resource<KubeObject>, namespace: string | undefined, name: string, timeoutMs = 30_000): Promise<void> {
+  await eventually(async () => {
+    const err = await res.get(namespace, name).then(() => undefined, (e: unknown) => e);
+    if (!(err && (err as { notFound?: boolean }).notFound)) throw new Error(`${name} still exists`);
+  }, timeoutMs);
+}
+
+/** Owners ("name") of image:tag on each node, as stored. */
+async function ownersOn(names: string[], img: string, tag = '1.0'): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const n of names) {
+    const ni = await nis.get(undefined, n);
+    out[n] = (ni.spec?.images?.[img]?.tags.find((t) => t.tag === tag)?.ownerReferences ?? []).map((o) => o.name ?? '').sort();
+  }
+  return out;
+}
+
+async function eventsOf(name: string): Promise<Array<{ reason?: string; message?: string; type?: string }>> {
+  const ev = new Resource<KubeObject & { reason?: string; message?: string; type?: string }>(rest, core.events);
+  return (await ev.list(ns, { fieldSelector: `involvedObject.name=${name}` })).items;
+}
+
+/** Watches the NodeImages and records, at every event, how many nodes run a round of the job's tag. */
+function watchActive(uid: string, img: string): { max: () => number; stop: () => void } {
+  const inf = new Informer<NodeImage>(nis, { labelSelector: `kruise-ts.test/fake-daemon=${ns}` });
+  const ac = new AbortController();
+  let max = 0;
+  const count = (): void => {
+    let active = 0;
+    for (const ni of inf.list()) {
+      const t = ni.spec?.images?.[img]?.tags.find((x) => x.tag === '1.0' && (x.ownerReferences ?? []).some((o) => o.uid === uid));
+      if (!t) continue;
+      const s = ni.status?.imageStatuses?.[img]?.tags.find((x) => x.tag === '1.0');
+      if (!s || (s.version ?? 0) !== (t.version ?? 0) || (s.phase !== 'Succeeded' && s.phase !== 'Failed')) active++;
+    }
+    max = Math.max(max, active);
+  };
+  inf.on({ add: count, update: count, delete: count });
+  void inf.run(ac.signal);
+  return { max: () => max, stop: () => ac.abort() };
+}
+
+describe('ImagePullJob on the real API server with the shared manager', () => {
+  it('selects nodes by labels, including matchExpressions, and completes when they all answered', async () => {
+    const [a, b] = await fakeNodes(2, { pool: `${ns}-lbl`, disk: 'ssd' });
+    await fakeNodes(1, { pool: `${ns}-lbl`, disk: 'hdd' });
+    await fakeNodes(1, { pool: 'other' });
+    await createJob('labels', {
+      image: image(2),
+      parallelism: 10,
+      selector: { matchLabels: { pool: `${ns}-lbl` }, matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] },
+    });
+    const j = await waitJob('labels', completed, 'completed');
+    expect(j.status).toMatchObject({ desired: 2, active: 0, succeeded: 2, failed: 0, message: 'job has completed' });
+    expect(Object.values(await ownersOn([a ?? '', b ?? ''], key(2)))).toEqual([['labels'], ['labels']]);
+    expect(j.metadata?.finalizers ?? []).not.toContain('apps.kruise.io/deletion-protection');
+    await eventually(async () => expect((await eventsOf('labels')).map((e) => e.reason)).toContain('Completed'));
+  });
+
+  it('selects named nodes that have a NodeImage, reports node failures', async () => {
+    const [a, b, c] = await fakeNodes(3);
+    daemon.behaviour = (node) => (node === b ? { phase: 'Failed', message: 'manifest unknown' } : { phase: 'Succeeded' });
+    await createJob('names', { image: image(3), parallelism: 5, selector: { names: [a ?? '', b ?? '', `${ns}-missing`] } });
+    const j = await waitJob('names', completed, 'completed');
+    daemon.behaviour = () => ({ phase: 'Succeeded' });
+    expect(j.status).toMatchObject({ desired: 2, succeeded: 1, failed: 1, failedNodes: [b], message: 'job has completed' });
+    expect((await nis.get(undefined, c ?? '')).spec?.images?.[key(3)]).toBeUndefined();
+  });
+
+  it('keeps at most `parallelism` nodes pulling at every moment, and an edited parallelism takes effect', async () => {
+    const names = await fakeNodes(6, { pool: `${ns}-par` });
+    daemon.behaviour = () => ({ phase: 'Succeeded', afterMs: 400 });
+    const j = await createJob('par', { image: image(4), parallelism: 2, selector: { matchLabels: { pool: `${ns}-par` } } });
+    const w = watchActive(j.metadata?.uid ?? '', key(4));
+    await waitJob('par', completed, 'completed');
+    w.stop();
+    expect(w.max()).toBe(2);
+
+    const p = await createJob('paused', { image: image(5), parallelism: 0, selector: { matchLabels: { pool: `${ns}-par` } } });
+    const w2 = watchActive(p.metadata?.uid ?? '', key(5));
+    await waitJob('paused', (x) => x.status?.desired === 6, 'counted');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(Object.values(await ownersOn(names, key(5))).flat()).toEqual([]);
+    expect((await jobs.get(ns, 'paused')).status).toMatchObject({ active: 0, succeeded: 0, message: 'job is running, progress 0.0%' });
+    await jobs.patch(ns, 'paused', { spec: { parallelism: 3 } });
+    await waitJob('paused', completed, 'completed');
+    w2.stop();
+    daemon.behaviour = () => ({ phase: 'Succeeded' });
+    expect(w2.max()).toBe(3);
+  });
+
+  it('follows an edited selector: leaves nodes it no longer selects (stopping their pull), takes the new ones', async () => {
+    const a = await fakeNodes(2, { pool: `${ns}-sel-a` });
+    const b = await fakeNodes(2, { pool: `${ns}-sel-b` });
+    daemon.behaviour = (node) => (a.includes(node) ? { phase: 'Pulling' } : { phase: 'Succeeded' });
+    await createJob('sel', { image: image(6), parallelism: 10, completionPolicy: { type: 'Never' }, selector: { matchLabels: { pool: `${ns}-sel-a` } } });
+    await waitJob('sel', (x) => x.status?.desired === 2 && x.status.active === 2, 'pulling on a');
+    await jobs.patch(ns, 'sel', { spec: { selector: { matchLabels: { pool: `${ns}-sel-b` } } } });
+    await waitJob('sel', (x) => x.status?.desired === 2 && x.status.succeeded === 2, 'done on b');
+    await eventually(async () => expect(Object.values(await ownersOn(a, key(6))).flat()).toEqual([]));
+    expect(Object.values(await ownersOn(b, key(6)))).toEqual([['sel'], ['sel']]);
+    daemon.behaviour = () => ({ phase: 'Succeeded' });
+    await jobs.delete(ns, 'sel');
+  });
+
+  it('Always with activeDeadlineSeconds: unfinished nodes fail when the deadline passes', async () => {
+    const names = await fakeNodes(3, { pool: `${ns}-dl` });
+    const [done] = names;
+    daemon.behaviour = (node) => (node === done ? { phase: 'Succeeded' } : { phase: 'Pulling' });
+    const t0 = Date.now();
+    await createJob('deadline', {
+      image: image(7),
+      parallelism: 10,
+      pullPolicy: { timeoutSeconds: 3, backoffLimit: 0 },
+      completionPolicy: { type: 'Always', activeDeadlineSeconds: 3 },
+      selector: { matchLabels: { pool: `${ns}-dl` } },
+    });
+    const j = await waitJob('deadline', completed, 'completed');
+    daemon.behaviour = () => ({ phase: 'Succeeded' });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2500);
+    expect(j.status).toMatchObject({ desired: 3, active: 0, succeeded: 1, failed: 2, failedNodes: names.slice(1).sort(), message: 'job exceeds activeDeadlineSeconds' });
+    await eventually(async () => expect((await eventsOf('deadline')).map((e) => e.reason)).toContain('DeadlineExceeded'));
+  });
+
+  it('deletes a finished job after ttlSecondsAfterFinished, and its tags leave the NodeImages', async () => {
+    const names = await fakeNodes(2, { pool: `${ns}-ttl` });
+    await createJob('ttl', { image: image(8), parallelism: 2, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 2 }, selector: { matchLabels: { pool: `${ns}-ttl` } } });
+    const j = await waitJob('ttl', completed, 'completed');
+    const doneAt = Date.parse(j.status?.completionTime ?? '');
+    await gone(jobs as unknown as Resource<KubeObject>, ns, 'ttl');
+    expect(Date.now() - doneAt).toBeGreaterThanOrEqual(1000);
+    await eventually(async () => expect(Object.values(await ownersOn(names, key(8))).flat()).toEqual([]));
+  });
+
+  it('a Never job picks up a node added later and lets go of a node deleted', async () => {
+    const pool = `${ns}-late`;
+    await fakeNodes(1, { pool });
+    await createJob('never', { image: image(9), parallelism: 10, completionPolicy: { type: 'Never' }, selector: { matchLabels: { pool } } });
+    await waitJob('never', (x) => x.status?.desired === 1 && x.status.succeeded === 1, 'done on the first node');
+    const node = `${ns}-node-late`;
+    createdNodes.push(node);
+    await createFakeNode(rest, node, { pool, ...daemon.labels });
+    const ni = await eventually(() => nis.get(undefined, node), 20_000);
+    expect(ni.metadata?.labels).toMatchObject({ pool });
+    await waitJob('never', (x) => x.status?.desired === 2 && x.status.succeeded === 2, 'done on the new node');
+    expect((await jobs.get(ns, 'never')).status?.completionTime).toBeUndefined();
+    await nodes.delete(undefined, node);
+    await gone(nis as unknown as Resource<KubeObject>, undefined, node);
+    await waitJob('never', (x) => x.status?.desired === 1, 'back to one node');
+    await jobs.delete(ns, 'never');
+  });
+
+  it('two jobs and an ImageListPullJob share nodes and images without losing each other\'s tags', async () => {
+    const pool = `${ns}-share`;
+    const names = await fakeNodes(3, { pool });
+    daemon.behaviour = () => ({ phase: 'Succeeded', afterMs: 200 });
+    const template = { parallelism: 3, selector: { matchLabels: { pool } }, completionPolicy: { type: 'Always' as const } };
+    await Promise.all([
+      createJob('share-1', { image: image(10), ...template }),
+      createJob('share-2', { image: image(10), ...template }),
+      createJob('share-3', { image: image(11), ...template }),
+      lists.create({ metadata: { name: 'share-list', namespace: ns }, spec: { images: [image(10), image(12)], ...template } }),
+    ]);
+    for (const n of ['share-1', 'share-2', 'share-3']) await waitJob(n, completed, 'completed');
+    const list = await eventually(async () => {
+      const l = await lists.get(ns, 'share-list');
+      if (!l.status?.completionTime) throw new Error(`list not completed: ${JSON.stringify(l.status)}`);
+      return l;
+    }, 30_000);
+    daemon.behaviour = () => ({ phase: 'Succeeded' });
+    expect(list.status).toMatchObject({ desired: 2, completed: 2, succeeded: 2, active: 0 });
+    const children = (await jobs.list(ns)).items.filter((c) => c.metadata?.ownerReferences?.some((o) => o.uid === list.metadata?.uid));
+    expect(children.map((c) => c.spec.image).sort()).toEqual([image(10), image(12)]);
+    const child10 = children.find((c) => c.spec.image === image(10))?.metadata?.name ?? '';
+    const child12 = children.find((c) => c.spec.image === image(12))?.metadata?.name ?? '';
+    for (const o of Object.values(await ownersOn(names, key(10)))) expect(o).toEqual([child10, 'share-1', 'share-2'].sort());
+    for (const o of Object.values(await ownersOn(names, key(11)))) expect(o).toEqual(['share-3']);
+    for (const o of Object.values(await ownersOn(names, key(12)))) expect(o).toEqual([child12]);
+    // One round per node for the shared tag: joiners of a running round do not restart it.
+    for (const n of names) expect((await nis.get(undefined, n)).spec?.images?.[key(10)]?.tags[0]?.version).toBeLessThanOrEqual(2);
+
+    await lists.delete(ns, 'share-list');
+    await eventually(async () => {
+      for (const o of Object.values(await ownersOn(names, key(10)))) expect(o).toEqual(['share-1', 'share-2']);
+      for (const o of Object.values(await ownersOn(names, key(12)))) expect(o).toEqual([]);
+    }, 30_000);
+  });
+
+  it('an ImageListPullJob replaces its children when the template changes', async () => {
+    const pool = `${ns}-tmpl`;
+    await fakeNodes(1, { pool });
+    await lists.create({ metadata: { name: 'tmpl', namespace: ns }, spec: { images: [image(13)], parallelism: 1, selector: { matchLabels: { pool } }, completionPolicy: { type: 'Never' } } });
+    const first = await eventually(async () => {
+      const c = (await jobs.list(ns)).items.filter((x) => x.metadata?.name?.startsWith('tmpl-'));
+      if (c.length !== 1) throw new Error(`children: ${c.length}`);
+      return c[0] as ImagePullJob;
+    });
+    expect(first.metadata?.labels?.['controller-revision-hash']).toBe((await lists.get(ns, 'tmpl')).metadata?.labels?.['controller-revision-hash']);
+    await lists.patch(ns, 'tmpl', { spec: { parallelism: 2 } });
+    await eventually(async () => {
+      const c = (await jobs.list(ns)).items.filter((x) => x.metadata?.name?.startsWith('tmpl-') && !x.metadata.deletionTimestamp);
+      expect(c.map((x) => x.spec.parallelism)).toEqual([2]);
+      expect(c[0]?.metadata?.name).not.toBe(first.metadata?.name);
+    });
+    await eventually(async () => expect((await eventsOf('tmpl')).map((e) => e.reason)).toEqual(expect.arrayContaining(['Successful create ImagePullJob', 'Successful delete ImagePullJob'])));
+    await lists.delete(ns, 'tmpl');
+  });
+
+  it('copies pull secrets into the daemon namespace, keeps them current, shares them, releases them', async () => {
+    const [n1, n2] = await fakeNodes(2);
+    const auth = Buffer.from(JSON.stringify({ auths: { [env.registryAuth]: { username: 'tester', password: 'old' } } })).toString('base64');
+    await secrets.create({ metadata: { name: 'regcred', namespace: ns }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': auth } });
+    const copy = copyName(ns, 'regcred');
+    await createJob('sec-a', { image: image(14), pullSecrets: ['regcred'], completionPolicy: { type: 'Never' }, selector: { names: [n1 ?? ''] } });
+    const c1 = await eventually(() => secrets.get(DAEMON_NS, copy));
+    expect(c1.data).toEqual({ '.dockerconfigjson': auth });
+    expect(c1.type).toBe('kubernetes.io/dockerconfigjson');
+    expect(c1.metadata?.annotations).toMatchObject({ 'imagepulljobs.kruise.io/references': `${ns}/sec-a`, 'imagepulljobs.kruise.io/source-key': `${ns}/regcred` });
+    await eventually(async () => expect((await nis.get(undefined, n1 ?? '')).spec?.images?.[key(14)]?.pullSecrets).toEqual([{ namespace: DAEMON_NS, name: copy }]));
+
+    const auth2 = Buffer.from(JSON.stringify({ auths: { [env.registryAuth]: { username: 'tester', password: 'new' } } })).toString('base64');
+    await secrets.patch(ns, 'regcred', { data: { '.dockerconfigjson': auth2 } });
+    await eventually(async () => expect((await secrets.get(DAEMON_NS, copy)).data).toEqual({ '.dockerconfigjson': auth2 }), 10_000);
+
+    daemon.behaviour = () => ({ phase: 'Succeeded', afterMs: 1500 });
+    await createJob('sec-b', { image: image(15), pullSecrets: ['regcred'], selector: { names: [n2 ?? ''] } });
+    await eventually(async () => expect((await secrets.get(DAEMON_NS, copy)).metadata?.annotations?.['imagepulljobs.kruise.io/references']).toBe(`${ns}/sec-a,${ns}/sec-b`));
+    await waitJob('sec-b', completed, 'completed');
+    daemon.behaviour = () => ({ phase: 'Succeeded' });
+    await eventually(async () => expect((await secrets.get(DAEMON_NS, copy)).metadata?.annotations?.['imagepulljobs.kruise.io/references']).toBe(`${ns}/sec-a`));
+    await jobs.delete(ns, 'sec-a');
+    await gone(secrets as Resource<KubeObject>, DAEMON_NS, copy);
+    // The reference to the deleted copy goes with the tag.
+    await eventually(async () => expect((await nis.get(undefined, n1 ?? '')).spec?.images?.[key(14)]).toBeUndefined());
+  });
+
+  it('a job deleted mid-way: its tags leave the nodes and its secret copies are released', async () => {
+    const names = await fakeNodes(3, { pool: `${ns}-del` });
+    daemon.behaviour = () => ({ phase: 'Pulling' });
+    await secrets.create({ metadata: { name: 'delcred', namespace: ns }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from('{"auths":{}}').toString('base64') } });
+    await createJob('del', { image: image(16), pullSecrets: ['delcred'], parallelism: 1, selector: { matchLabels: { pool: `${ns}-del` } } });
+    await waitJob('del', (x) => x.status?.active === 1, 'pulling on one node');
+    expect(Object.values(await ownersOn(names, key(16))).flat()).toEqual(['del']);
+    await secrets.get(DAEMON_NS, copyName(ns, 'delcred'));
+    await jobs.delete(ns, 'del');
+    await gone(jobs as unknown as Resource<KubeObject>, ns, 'del');
+    await gone(secrets as Resource<KubeObject>, DAEMON_NS, copyName(ns, 'delcred'));
+    await eventually(async () => expect(Object.values(await ownersOn(names, key(16))).flat()).toEqual([]));
+    daemon.behaviour = () => ({ phase: 'Succeeded' });
+  });
+
+  it('fails a node whose NodeImage already holds 256 images, with a clear message', async () => {
+    const full = `${ns}-full`;
+    const images: NonNullable<NodeImage['spec']>['images'] = {};
+    for (let i = 0; i < 256; i++) images[`example.com/filler-${i}`] = { tags: [{ tag: '1', pullPolicy: { ttlSecondsAfterFinished: 3600 } }] };
+    await nis.create({ metadata: { name: full, labels: { 'apps.kruise.io/fake-nodeimage': 'true' } }, spec: { images } });
+    const [ok] = await fakeNodes(1);
+    await createJob('full', { image: image(17), parallelism: 5, selector: { names: [full, ok ?? ''] } });
+    const j = await waitJob('full', completed, 'completed');
+    expect(j.status).toMatchObject({ desired: 2, succeeded: 1, failed: 1, failedNodes: [full] });
+    expect(Object.keys((await nis.get(undefined, full)).spec?.images ?? {})).toHaveLength(256);
+    await eventually(async () => {
+      const ev = (await eventsOf('full')).find((e) => e.reason === 'PullImageFailed');
+      expect(ev?.message).toBe(`node ${full}: cannot add image ${key(17)}, its NodeImage already holds 256 images (the most a NodeImage may hold)`);
+    });
+  });
+
+  it('makes no writes once everything is done, and a status change wakes only the jobs whose tag changed', async () => {
+    const [node] = await fakeNodes(1);
+    for (let i = 0; i < 6; i++) await createJob(`quiet-${i}`, { image: image(20 + i), completionPolicy: { type: 'Never' }, selector: { names: [node ?? ''] } });
+    for (let i = 0; i < 6; i++) await waitJob(`quiet-${i}`, (x) => x.status?.succeeded === 1, 'done');
+    const port = installation().manager.metricsPort;
+    // Settle: events still being written, informer echoes of the last status writes.
+    await new Promise((r) => setTimeout(r, 2000));
+    const before = await scrape(port);
+    await new Promise((r) => setTimeout(r, 4000));
+    const quiet = await scrape(port);
+    expect(writes(quiet) - writes(before)).toBe(0);
+    const reconciles = (m: Map<string, number>): number => sum(m, 'kruise_manager_reconciles_total', { controller: 'imagepulljob-controller' });
+    expect(reconciles(quiet) - reconciles(before)).toBe(0);
+
+    // Progress of one tag: nobody cares.
+    const ni = await nis.get(undefined, node ?? '');
+    const progressed = structuredClone(ni);
+    const t0 = progressed.status?.imageStatuses?.[key(20)]?.tags[0];
+    if (t0) t0.startTime = '2024-01-01T00:00:00Z';
+    await nis.updateStatus(progressed);
+    await new Promise((r) => setTimeout(r, 1500));
+    const afterProgress = await scrape(port);
+    expect(reconciles(afterProgress) - reconciles(quiet)).toBe(0);
+
+    // One tag failed on that node: only its job wakes (upstream woke all six).
+    const fresh = await nis.get(undefined, node ?? '');
+    const t1 = fresh.status?.imageStatuses?.[key(21)]?.tags[0];
+    if (t1) t1.phase = 'Failed';
+    await nis.updateStatus(fresh);
+    await waitJob('quiet-1', (x) => x.status?.failed === 1, 'failed');
+    await new Promise((r) => setTimeout(r, 1500));
+    const woke = reconciles(await scrape(port)) - reconciles(afterProgress);
+    expect(woke).toBeGreaterThanOrEqual(1);
+    // The job itself, then the echo of its own status write.
+    expect(woke).toBeLessThanOrEqual(2);
+    for (let i = 0; i < 6; i++) await jobs.delete(ns, `quiet-${i}`);
+  });
+});
