@@ -11,7 +11,7 @@ import { ApiError } from '../../kube/rest.js';
 import { core, Resource, type KubeObject, type ResourceType } from '../../kube/resource.js';
 import { createIfMissing, deleteIfExists } from '../../kube/write.js';
 import type { ControllerContext } from '../controllers.js';
-import { ANNOTATION_PREDOWNLOAD_FROM, decide } from './decide.js';
+import { ANNOTATION_PREDOWNLOAD_FROM, decide, PREDOWNLOAD_FROM_FINISHED } from './decide.js';
 import { fromCloneSet, fromStatefulSet, type Workload } from './workload.js';
 
 class RetryLater extends Error {}
@@ -155,6 +155,9 @@ export class PreDownloadController implements Controller {
     switch (decision.kind) {
       case 'finished':
         await this.deleteJobs(uid, namespace, 'rollout finished');
+        if (decision.markFinished) {
+          await this.revisions.patch(namespace, currentRev?.metadata?.name ?? '', { metadata: { annotations: { [ANNOTATION_PREDOWNLOAD_FROM]: PREDOWNLOAD_FROM_FINISHED } } });
+        }
         return;
       case 'wait':
       case 'done':

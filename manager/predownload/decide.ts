@@ -15,10 +15,18 @@ import { scaled, type Workload } from './workload.js';
 
 /** Which rollout a revision's pre-download belongs to (kruise-ts's addition, upstream #1419). */
 export const ANNOTATION_PREDOWNLOAD_FROM = 'kruise-ts.io/image-predownload-from-revision';
+/**
+ * ANNOTATION_PREDOWNLOAD_FROM once the rollout to the revision has finished: a later rollout to it,
+ * even from the same revision as before, is a new one. Never a revision name.
+ */
+export const PREDOWNLOAD_FROM_FINISHED = '(rollout finished)';
 
 export type Decision =
-  /** No rollout (revisions equal): the workload's pre-download jobs go. */
-  | { kind: 'finished' }
+  /**
+   * No rollout (revisions equal): the workload's pre-download jobs go, and the revision's record of
+   * the rollout that pre-downloaded it is closed (markFinished) so a later return to it pre-downloads again.
+   */
+  | { kind: 'finished'; markFinished: boolean }
   /** Not (yet) to be done: too few updated pods ready, or revisions unknown. */
   | { kind: 'wait'; reason: string }
   /** This rollout's jobs were created (or it was ignored) already. */
@@ -109,7 +117,10 @@ export function decide(w: Workload, updateRev: ControllerRevision | undefined, c
   const warnings: string[] = [];
   const out = (decision: Decision): Outcome => ({ decision, warnings });
   if (!w.updateRevision || !w.currentRevision) return out({ kind: 'wait', reason: 'revisions not reported yet' });
-  if (w.updateRevision === w.currentRevision) return out({ kind: 'finished' });
+  if (w.updateRevision === w.currentRevision) {
+    const created = currentRev?.metadata?.labels?.[LABEL_PRE_PREDOWNLOAD_CREATED] !== undefined;
+    return out({ kind: 'finished', markFinished: created && currentRev?.metadata?.annotations?.[ANNOTATION_PREDOWNLOAD_FROM] !== PREDOWNLOAD_FROM_FINISHED });
+  }
   if (!updateRev) return out({ kind: 'wait', reason: `revision ${w.updateRevision} not found` });
 
   const rawMin = w.annotations[ANNOTATION_PREDOWNLOAD_MIN_UPDATED_READY_PODS];

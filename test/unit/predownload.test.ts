@@ -1,6 +1,6 @@
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { ControllerRevision, CloneSet, AdvancedStatefulSet } from '../../api/types/workloads.js';
-import { ANNOTATION_PREDOWNLOAD_FROM, decide, inPlaceImageChanges, type Decision } from '../../manager/predownload/decide.js';
+import { ANNOTATION_PREDOWNLOAD_FROM, PREDOWNLOAD_FROM_FINISHED, decide, inPlaceImageChanges, type Decision } from '../../manager/predownload/decide.js';
 import { fromCloneSet, fromStatefulSet, scaled } from '../../manager/predownload/workload.js';
 
 const template = (images: Record<string, string>, extra: Partial<V1PodTemplateSpec> = {}): V1PodTemplateSpec => ({
@@ -115,10 +115,19 @@ describe('pre-download rules', () => {
     expect(decide(fromCloneSet(cloneSet()), created, oldRev).decision).toEqual({ kind: 'done' });
     const ignored = revision('web-new', template({ app: 'nginx:2', sidecar: 'busybox:1' }), { 'apps.kruise.io/image-predownload-ignored': 'true' });
     expect(decide(fromCloneSet(cloneSet()), ignored, oldRev).decision).toEqual({ kind: 'done' });
-    expect(decide(fromCloneSet(cloneSet({ current: 'web-new', update: 'web-new' })), created, created).decision).toEqual({ kind: 'finished' });
+    expect(decide(fromCloneSet(cloneSet({ current: 'web-new', update: 'web-new' })), created, created).decision).toEqual({ kind: 'finished', markFinished: true });
     // Later the workload rolls from a third revision back to web-new: a new rollout, so again.
     const third = revision('web-third', template({ app: 'nginx:3', sidecar: 'busybox:1' }));
     expect(kindOf(decide(fromCloneSet(cloneSet({ current: 'web-third' })), created, third).decision)).toBe('create');
+    // Or from web-old once more (web-new → web-old → web-new): the finished mark tells the rollouts apart.
+    const closed = revision('web-new', template({ app: 'nginx:2', sidecar: 'busybox:1' }), { 'apps.kruise.io/pre-predownload-created': 'true' }, { [ANNOTATION_PREDOWNLOAD_FROM]: PREDOWNLOAD_FROM_FINISHED });
+    expect(decide(fromCloneSet(cloneSet({ current: 'web-new', update: 'web-new' })), closed, closed).decision).toEqual({ kind: 'finished', markFinished: false });
+    expect(kindOf(decide(fromCloneSet(cloneSet()), closed, oldRev).decision)).toBe('create');
+    // A revision labelled by upstream (no record of the rollout) counts as done until its rollout ends.
+    const upstream = revision('web-new', template({ app: 'nginx:2', sidecar: 'busybox:1' }), { 'apps.kruise.io/pre-predownload-created': 'true' });
+    expect(decide(fromCloneSet(cloneSet()), upstream, oldRev).decision).toEqual({ kind: 'done' });
+    expect(decide(fromCloneSet(cloneSet({ current: 'web-new', update: 'web-new' })), upstream, upstream).decision).toEqual({ kind: 'finished', markFinished: true });
+    expect(decide(fromCloneSet(cloneSet({ current: 'web-new', update: 'web-new' })), oldRev, oldRev).decision).toEqual({ kind: 'finished', markFinished: false });
   });
 
   it('waits while revisions are unknown', () => {
