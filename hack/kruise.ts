@@ -5,13 +5,14 @@
 //   node dist/hack/kruise.js up|down ENV_JSON
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { dump, load } from 'js-yaml';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
 import { RestClient } from '../kube/rest.js';
 import { MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION } from '../manager/webhook/configurations.js';
 import { applicable, apply, serviceAccountToken } from './apply.js';
 import { deployDir, render } from './kustomize.js';
+import { projectRoot } from './root.js';
 
 export interface LocalEnv {
   envDir: string;
@@ -25,12 +26,6 @@ export interface Installation {
   daemons: Array<{ node: string; pid: number; log: string; port: number; args: string[] }>;
 }
 
-// The project root, from the sources (tests) as from the build.
-function projectRoot(): string {
-  let d = import.meta.dirname;
-  while (!existsSync(join(d, 'package.json')) && dirname(d) !== d) d = dirname(d);
-  return d;
-}
 const root = projectRoot();
 
 function offset(env: LocalEnv): number {
