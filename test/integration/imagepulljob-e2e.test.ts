@@ -72,12 +72,27 @@ describe('ImagePullJob end to end on the local cluster\'s real nodes', () => {
     await removeEverywhere(ref);
     const config = { auths: { [env.registryAuth]: { username: env.registryUser, password: env.registryPassword } } };
     await secrets.create({ metadata: { name: 'private-cred', namespace: ns }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(JSON.stringify(config)).toString('base64') } });
+    // The references live only while the job runs (finished jobs release their copies), so they
+    // are recorded as they appear.
+    const seen = new Map<string, unknown>();
+    let watching = true;
+    const recorder = (async () => {
+      while (watching) {
+        for (const n of nodeNames) {
+          const refs = (await nis.get(undefined, n)).spec?.images?.[`${env.registryAuth}/private/busybox`]?.pullSecrets;
+          if (refs && !seen.has(n)) seen.set(n, refs);
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
     await jobs.create({ metadata: { name: 'private', namespace: ns }, spec: { image: ref, pullSecrets: ['private-cred'], parallelism: 2, completionPolicy: { type: 'Always' }, selector: { names: nodeNames } } });
     const j = await completedJob('private');
+    watching = false;
+    await recorder;
     expect(j.status).toMatchObject({ desired: 2, succeeded: 2, failed: 0 });
     for (const n of nodeNames) {
       expect(await present(n, ref)).toBe(true);
-      expect((await nis.get(undefined, n)).spec?.images?.[`${env.registryAuth}/private/busybox`]?.pullSecrets).toEqual([{ namespace: 'kruise-daemon-config', name: copyName(ns, 'private-cred') }]);
+      expect(seen.get(n)).toEqual([{ namespace: 'kruise-daemon-config', name: copyName(ns, 'private-cred') }]);
     }
     // The job finished: its copy is released.
     await eventually(async () => expect(await secrets.get('kruise-daemon-config', copyName(ns, 'private-cred')).then(() => 'present', () => 'gone')).toBe('gone'));

@@ -185,7 +185,8 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     });
     const j = await waitJob('deadline', completed, 'completed');
     daemon.behaviour = () => ({ phase: 'Succeeded' });
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(2500);
+    // status.startTime has whole seconds, as upstream's: the deadline may pass up to 1 s early.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2000);
     expect(j.status).toMatchObject({ desired: 3, active: 0, succeeded: 1, failed: 2, failedNodes: names.slice(1).sort(), message: 'job exceeds activeDeadlineSeconds' });
     await eventually(async () => expect((await eventsOf('deadline')).map((e) => e.reason)).toContain('DeadlineExceeded'));
   });
@@ -338,36 +339,46 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     for (let i = 0; i < 6; i++) await createJob(`quiet-${i}`, { image: image(20 + i), completionPolicy: { type: 'Never' }, selector: { names: [node ?? ''] } });
     for (let i = 0; i < 6; i++) await waitJob(`quiet-${i}`, (x) => x.status?.succeeded === 1, 'done');
     const port = installation().manager.metricsPort;
+    const reconciles = (m: Map<string, number>): number => sum(m, 'kruise_manager_reconciles_total', { controller: 'imagepulljob-controller' });
+    // The manager is shared with suites running in parallel, so its counters also move for their
+    // objects. Each stimulus is repeated until one window shows only what this test caused: a bug
+    // here (writes at rest, wake-ups of every job) shows in every window, noise only in some.
+    const window = async (stimulus: (attempt: number) => Promise<void>, ms: number, ok: (r: { writes: number; reconciles: number }) => boolean): Promise<{ writes: number; reconciles: number }> => {
+      let last = { writes: -1, reconciles: -1 };
+      for (let attempt = 0; attempt < 4; attempt++) {
+        const before = await scrape(port);
+        await stimulus(attempt);
+        await new Promise((r) => setTimeout(r, ms));
+        const after = await scrape(port);
+        last = { writes: writes(after) - writes(before), reconciles: reconciles(after) - reconciles(before) };
+        if (ok(last)) return last;
+      }
+      return last;
+    };
     // Settle: events still being written, informer echoes of the last status writes.
     await new Promise((r) => setTimeout(r, 2000));
-    const before = await scrape(port);
-    await new Promise((r) => setTimeout(r, 4000));
-    const quiet = await scrape(port);
-    expect(writes(quiet) - writes(before)).toBe(0);
-    const reconciles = (m: Map<string, number>): number => sum(m, 'kruise_manager_reconciles_total', { controller: 'imagepulljob-controller' });
-    expect(reconciles(quiet) - reconciles(before)).toBe(0);
+    expect(await window(async () => undefined, 4000, (r) => r.writes === 0 && r.reconciles === 0)).toEqual({ writes: 0, reconciles: 0 });
 
     // Progress of one tag: nobody cares.
-    const ni = await nis.get(undefined, node ?? '');
-    const progressed = structuredClone(ni);
-    const t0 = progressed.status?.imageStatuses?.[key(20)]?.tags[0];
-    if (t0) t0.startTime = '2024-01-01T00:00:00Z';
-    await nis.updateStatus(progressed);
-    await new Promise((r) => setTimeout(r, 1500));
-    const afterProgress = await scrape(port);
-    expect(reconciles(afterProgress) - reconciles(quiet)).toBe(0);
+    const progress = await window(async (attempt) => {
+      const ni = await nis.get(undefined, node ?? '');
+      const t0 = ni.status?.imageStatuses?.[key(20)]?.tags[0];
+      if (t0) t0.startTime = `2024-01-0${attempt + 1}T00:00:00Z`;
+      await nis.updateStatus(ni);
+    }, 1500, (r) => r.reconciles === 0);
+    expect(progress.reconciles).toBe(0);
 
     // One tag failed on that node: only its job wakes (upstream woke all six).
-    const fresh = await nis.get(undefined, node ?? '');
-    const t1 = fresh.status?.imageStatuses?.[key(21)]?.tags[0];
-    if (t1) t1.phase = 'Failed';
-    await nis.updateStatus(fresh);
-    await waitJob('quiet-1', (x) => x.status?.failed === 1, 'failed');
-    await new Promise((r) => setTimeout(r, 1500));
-    const woke = reconciles(await scrape(port)) - reconciles(afterProgress);
-    expect(woke).toBeGreaterThanOrEqual(1);
+    const woke = await window(async (attempt) => {
+      const fresh = await nis.get(undefined, node ?? '');
+      const t1 = fresh.status?.imageStatuses?.[key(21 + attempt)]?.tags[0];
+      if (t1) t1.phase = 'Failed';
+      await nis.updateStatus(fresh);
+      await waitJob(`quiet-${1 + attempt}`, (x) => x.status?.failed === 1, 'failed');
+    }, 1500, (r) => r.reconciles <= 2);
     // The job itself, then the echo of its own status write.
-    expect(woke).toBeLessThanOrEqual(2);
+    expect(woke.reconciles).toBeGreaterThanOrEqual(1);
+    expect(woke.reconciles).toBeLessThanOrEqual(2);
     for (let i = 0; i < 6; i++) await jobs.delete(ns, `quiet-${i}`);
   });
 });
