@@ -1,5 +1,7 @@
-// Two projects: `unit` needs nothing; `integration` runs against the real local environment, which
-// its global setup brings up (or reuses when KRUISE_TS_ENV_JSON names a running one).
+// Three projects: `unit` needs nothing; `integration` runs against the real local environment, which
+// its global setup brings up (or reuses when KRUISE_TS_ENV_JSON names a running one); `demo` runs the
+// README's main command, which brings up an environment of its own (npm test runs it after the others
+// so the two clusters do not compete for the CPU).
 const common = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
@@ -17,6 +19,7 @@ export default {
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
     },
+    { ...common, displayName: 'demo', testMatch: ['<rootDir>/test/demo/**/*.test.ts'] },
   ],
   testTimeout: 120000,
   // On two cores jest runs suites in its own process; a watch or keep-alive socket a suite left open

@@ -8,11 +8,12 @@
 source "$(dirname "$0")/lib/common.sh"
 require_root "$@"
 cd "$(dirname "$0")/.."
-export KRUISE_TS_ENV=demo KRUISE_TS_PORT_OFFSET=${KRUISE_TS_PORT_OFFSET:-1000}
+# KRUISE_TS_DEMO_ENV / KRUISE_TS_DEMO_PORT_OFFSET let a test run the demo next to another environment.
+export KRUISE_TS_ENV=${KRUISE_TS_DEMO_ENV:-demo} KRUISE_TS_PORT_OFFSET=${KRUISE_TS_DEMO_PORT_OFFSET:-1000}
 bash hack/install-deps.sh
 bash hack/build-kube.sh
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then npm ci --no-audit --no-fund; fi
 npm run --silent build
 trap 'bash hack/env-down.sh' EXIT
 bash hack/env-up.sh
-node dist/hack/demo.js "/tmp/kruise-ts-demo/env.json"
+node dist/hack/demo.js "/tmp/kruise-ts-$KRUISE_TS_ENV/env.json"
