@@ -49,6 +49,7 @@ describe('kruise-ts CLI', () => {
   it('watch imagepulljob shows per-node progress and exits 0 when the job succeeds', async () => {
     await jobs.create(job('ok', `${env.registryOpen}/many-090:1.0`));
     const r = await cli(['watch', 'imagepulljob', 'ok', '-n', ns]);
+    if (r.code !== 0) console.error(`watch imagepulljob ok exited ${r.code}:\n${r.out}\n${r.err}`);
     expect(r.code).toBe(0);
     for (const n of env.nodes) expect(r.out).toMatch(new RegExp(`${n.name}\\s+\\[#{20}\\] 100% Succeeded`));
     expect(r.out).toContain('job succeeded');
