@@ -2,7 +2,7 @@
 // RBAC and webhook configurations applied, then one kruise-manager and one kruise-daemon per node
 // as processes of the built binaries, each with its ServiceAccount's token, so every call they make
 // goes through deploy/'s RBAC (used by the tests and the demo).
-//   node dist/hack/kruise.js up|down ENV_JSON
+//   node dist/hack/kruise.js up ENV_JSON [manager flags...] | down ENV_JSON
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -139,12 +139,12 @@ async function install(env: LocalEnv): Promise<void> {
 }
 
 /** Starts the manager, then a daemon per node (with `daemonExtra` flags), and waits until all are ready. */
-export async function up(env: LocalEnv, daemonExtra: string[] = []): Promise<Installation> {
+export async function up(env: LocalEnv, daemonExtra: string[] = [], managerExtra: string[] = []): Promise<Installation> {
   mkdirSync(dir(env), { recursive: true });
   await install(env);
   const o = offset(env);
   const mlog = join(dir(env), 'manager.log');
-  const mpid = await startManager(managerArgs(env), mlog, 18000 + o);
+  const mpid = await startManager(managerArgs(env, managerExtra), mlog, 18000 + o);
   const daemons = env.nodes.map((n, i) => {
     const log = join(dir(env), `daemon-${n.name}.log`);
     const args = daemonArgs(env, i, daemonExtra);
@@ -230,15 +230,16 @@ export async function down(env: LocalEnv): Promise<void> {
 }
 
 if (process.argv[1]?.endsWith('kruise.js')) {
-  const [verb, envFile] = process.argv.slice(2);
+  // Arguments after ENV_JSON go to the manager (e.g. a larger API budget for the scale simulation).
+  const [verb, envFile, ...managerExtra] = process.argv.slice(2);
   const env = JSON.parse(readFileSync(envFile ?? '', 'utf8')) as LocalEnv;
   if (verb === 'up') {
-    const inst = await up(env);
+    const inst = await up(env, [], managerExtra);
     console.log(`kruise-manager pid ${inst.manager.pid} (webhook :${inst.manager.webhookPort}), daemons: ${inst.daemons.map((d) => `${d.node} pid ${d.pid}`).join(', ')}`);
   } else if (verb === 'down') {
     await down(env);
   } else {
-    console.error('usage: node dist/hack/kruise.js up|down ENV_JSON');
+    console.error('usage: node dist/hack/kruise.js up ENV_JSON [manager flags...] | down ENV_JSON');
     process.exitCode = 2;
   }
 }

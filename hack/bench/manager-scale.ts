@@ -18,6 +18,7 @@ import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { ApiError, RestClient } from '../../kube/rest.js';
 import { core, Resource, type KubeObject } from '../../kube/resource.js';
 import { updateWithRetry } from '../../kube/write.js';
+import { record } from './stats.js';
 import { jobTarget, tagPullPolicy } from '../../manager/imagepulljob/target.js';
 import { MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION } from '../../manager/webhook/configurations.js';
 import { managerArgs, startManager, stopPid, type LocalEnv } from '../kruise.js';
@@ -194,6 +195,9 @@ async function main(): Promise<void> {
     const cpuA = cpuSeconds(pid) - cpu0;
     const niWrites = writes(after, 'nodeimages') - writes(before, 'nodeimages');
     const conflicts = total(after, 'kruise_manager_api_requests_total', 'resource="nodeimages"', 'code="409"') - total(before, 'kruise_manager_api_requests_total', 'resource="nodeimages"', 'code="409"');
+    record('managerOneJobNodes', N);
+    record('managerOneJobTaggedSeconds', tagged / 1000);
+    record('managerOneJobCpuPercent', (100 * cpuA) / (completed / 1000));
     rows.push(['(a) every NodeImage carries the tag', `${(tagged / 1000).toFixed(1)} s`]);
     rows.push(['(a) job completed (simulated daemons answer at once)', `${(completed / 1000).toFixed(1)} s`]);
     rows.push(['(a) manager NodeImage writes per node', `${(niWrites / N).toFixed(3)} (${niWrites} writes, ${conflicts} conflicts)`]);
@@ -251,6 +255,11 @@ async function main(): Promise<void> {
     const leaseWrites = writes(q1, 'leases') - writes(q0, 'leases');
     rows.push([`(b) ${J} jobs over ${M} nodes, nothing changing (${WINDOW_MS / 1000} s)`, failedB > 0 ? `(${failedB} node failures)` : '']);
     rows.push(['  reconciles per second', ((reconciles(q1) - reconciles(q0)) / (WINDOW_MS / 1000)).toFixed(2)]);
+    record('managerRestReconcilesPerSecond', (reconciles(q1) - reconciles(q0)) / (WINDOW_MS / 1000));
+    record('managerRestCpuPercent', (100 * (c1 - c0)) / (WINDOW_MS / 1000));
+    record('managerRestRssMiB', rssMiB(pid));
+    record('managerRestJobs', J);
+    record('managerRestNodes', M);
     rows.push(['  API writes (leader-election lease renewals aside)', String(writes(q1) - writes(q0) - leaseWrites)]);
     rows.push(['  manager CPU', `${((100 * (c1 - c0)) / (WINDOW_MS / 1000)).toFixed(2)}% of a core`]);
     rows.push(['  manager RSS', `${rssMiB(pid).toFixed(0)} MiB`]);
@@ -275,6 +284,8 @@ async function main(): Promise<void> {
     const c3 = cpuSeconds(pid);
     const woke = reconciles(q2, 'imagepulljob-controller') - reconciles(q1, 'imagepulljob-controller');
     rows.push([`(b) then one tag's status on one node changes (${WINDOW_MS / 1000} s)`, '']);
+    record('managerWokeReconciles', woke);
+    record('managerWokeUpstream', sameImage);
     rows.push(['  ImagePullJob reconciles', `${woke} (the job owning that tag; upstream 1.8/1.9 wakes all ${sameImage} jobs of that image on the node)`]);
     rows.push(['  reconciles per second, all controllers', ((reconciles(q2) - reconciles(q1)) / ((Date.now() - w0) / 1000)).toFixed(2)]);
     rows.push(['  API writes (lease renewals aside)', `${writes(q2) - writes(q1) - (writes(q2, 'leases') - writes(q1, 'leases'))} (the job's status)`]);

@@ -10,7 +10,7 @@ import type { NodeImage, ImageSpec } from '../../api/types/nodeimage.js';
 import { kruise } from '../../kube/kruise.js';
 import { RestClient } from '../../kube/rest.js';
 import { Resource } from '../../kube/resource.js';
-import { fmt, summarize } from './stats.js';
+import { fmt, summarize, record } from './stats.js';
 
 interface BenchEnv {
   criSocket: string;
@@ -126,6 +126,7 @@ for (const [label, refs] of cases) {
   const ds = summarize(d);
   const ks = summarize(k);
   rows.push([label, fmt(ds), fmt(ks), (ks.median / ds.median).toFixed(2)]);
+  record(`pullPathRatio ${label}`, ks.median / ds.median);
 }
 
 // Footprint: idle, then holding 200 tags (100 images x tag and digest, already present).
@@ -151,6 +152,8 @@ console.log('## Pull path: NodeImage → kruise-daemon → containerd vs direct 
 console.log('Cold pulls from the local registry into one containerd; the daemon runs with as many pull workers as the direct run has concurrent calls. Time is from writing the NodeImage to its status reporting every tag Succeeded.\n');
 console.log('| case | direct CRI | through the daemon | ratio (daemon / direct) |\n| --- | --- | --- | --- |');
 for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+record('daemonIdleRssMiB', idle);
+record('daemonBusyRssMiB', busy);
 console.log('\n## kruise-daemon memory\n\n| state | RSS |\n| --- | --- |');
 console.log(`| idle, after start | ${idle.toFixed(1)} MiB |`);
 console.log(`| holding 200 tags (all Succeeded) | ${busy.toFixed(1)} MiB |`);

@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 // Small helpers for benchmark tables: several runs, median and spread.
 export interface Summary {
   median: number;
@@ -28,4 +29,13 @@ export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   if (s.length === 0) return 0;
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? 0;
+}
+
+/**
+ * Keeps a headline figure for the comparison section (hack/bench/compare.ts): one JSON line per
+ * figure in the file BENCH_RESULTS names, when it names one.
+ */
+export function record(key: string, value: number): void {
+  const file = process.env['BENCH_RESULTS'];
+  if (file) appendFileSync(file, `${JSON.stringify({ key, value })}\n`);
 }

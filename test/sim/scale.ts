@@ -6,7 +6,6 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
 import { CriClient } from '../../daemon/cri/client.js';
@@ -16,7 +15,8 @@ import { kruise } from '../../kube/kruise.js';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { rootLogger } from '../../kube/log.js';
 import { RestClient } from '../../kube/rest.js';
-import { Resource, type KubeObject } from '../../kube/resource.js';
+import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import { record } from '../../hack/bench/stats.js';
 import { FakeRuntime } from './fake-runtime.js';
 
 interface SimEnv {
@@ -69,10 +69,19 @@ const daemonRest = new RestClient(loadClusterAccess(env.kubeconfig), {
 });
 const count = (pred: (k: string) => boolean): number => [...counts].filter(([k]) => pred(k)).reduce((a, [, v]) => a + v, 0);
 
-const names = Array.from({ length: N }, (_, i) => `sim-node-${String(i).padStart(5, '0')}`);
-const limit = pLimit(64);
+// Node objects without a kubelet (unschedulable) stand for the nodes: the manager selects nodes,
+// not NodeImages. The run's own label and namespace keep runs (and other tests) apart.
+const RUN = `sim${Date.now().toString(36)}`;
+const NS = `sim-${RUN}`;
+const runLabels = { 'kruise-ts.io/sim-run': RUN };
+const names = Array.from({ length: N }, (_, i) => `${RUN}-${String(i).padStart(5, '0')}`);
+const nodes = new Resource<KubeObject & { spec?: { unschedulable?: boolean } }>(admin, core.nodes);
+const namespaces = new Resource<KubeObject>(admin, core.namespaces);
+const limit = pLimit(32);
 const t0 = Date.now();
-await Promise.all(names.map((name) => limit(() => nis.create({ metadata: { name, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true', 'kruise-ts.io/sim': 'true' } } }).catch(() => undefined))));
+await namespaces.create({ metadata: { name: NS } });
+await Promise.all(names.map((name) => limit(() => nodes.create({ metadata: { name, labels: runLabels }, spec: { unschedulable: true } }))));
+await Promise.all(names.map((name) => limit(() => nis.create({ metadata: { name, labels: runLabels } }))));
 
 const runtime = await FakeRuntime.start({ socket: join(tmpdir(), `kruise-ts-sim-${process.pid}.sock`), pullDelayMs: DELAY });
 const cri = new CriClient(join(tmpdir(), `kruise-ts-sim-${process.pid}.sock`));
@@ -96,20 +105,20 @@ async function runJobs(n: number, prefix: string): Promise<{ seconds: number; wr
   const created = await Promise.all(
     Array.from({ length: n }, (_, i) =>
       jobs.create({
-        metadata: { name: `${prefix}-${i}`, namespace: 'default' },
-        spec: { image: `sim.local/${prefix}-${i}:1.0`, selector: { matchLabels: { 'kruise-ts.io/sim': 'true' } }, parallelism: PAR, completionPolicy: { type: 'Always' }, pullPolicy: { timeoutSeconds: 60, backoffLimit: 1 } },
+        metadata: { name: `${prefix}-${i}`, namespace: NS },
+        spec: { image: `sim.local/${prefix}-${i}:1.0`, selector: { matchLabels: runLabels }, parallelism: PAR, completionPolicy: { type: 'Always' }, pullPolicy: { timeoutSeconds: 60, backoffLimit: 1 } },
       }),
     ),
   );
   for (;;) {
     peak = Math.max(peak, rss(managerPid));
-    const done = await Promise.all(created.map(async (j) => (await jobs.get('default', j.metadata?.name ?? '')).status?.completionTime !== undefined));
+    const done = await Promise.all(created.map(async (j) => (await jobs.get(NS, j.metadata?.name ?? '')).status?.completionTime !== undefined));
     if (done.every(Boolean)) break;
     await sleep(1000);
   }
   const seconds = (Date.now() - start) / 1000;
   const cpu = cpuSeconds(managerPid) - cpu0;
-  for (const j of created) await jobs.delete('default', j.metadata?.name ?? '').catch(() => undefined);
+  for (const j of created) await jobs.delete(NS, j.metadata?.name ?? '').catch(() => undefined);
   return { seconds, writes: count((k) => /^(update|patch) nodeimages\/status$/.test(k)) - before, cpu, peak };
 }
 
@@ -139,9 +148,18 @@ for (const d of daemons) await d.stop();
 cri.close();
 await runtime.stop();
 await Promise.all(names.map((name) => limit(() => nis.delete(undefined, name).catch(() => undefined))));
+await Promise.all(names.map((name) => limit(() => nodes.delete(undefined, name).catch(() => undefined))));
+await namespaces.delete(undefined, NS).catch(() => undefined);
 await daemonRest.close();
 await admin.close();
 
+record('simNodes', N);
+record('simJobs', JOBS);
+record('simWatchesPerDaemon', result.watchesPerDaemon);
+record('simWritesPerNodePerTag', Math.max(result.statusWritesPerNodePerTagOneJob, result.statusWritesPerNodePerTagManyJobs));
+record('simManagerPeakRssMiB', result.managerPeakRssMiB);
+record('simManagerCpuPercent', result.managerCpuPercent);
+record('simOneJobSeconds', result.oneJobSeconds);
 console.log(`## Scale simulation: ${N} simulated nodes\n`);
 console.log(`Each simulated node runs the real daemon code (NodeImage and CRR informers, queues, status writer) in one process against the real API server, with a simulated runtime answering pulls after ${DELAY} ms; the real kruise-manager drives the jobs. ${N} nodes is what this 2-core machine holds alongside its API server (5,000 with SIM_NODES=5000 takes a larger machine).\n`);
 console.log('| measurement | value | target |\n| --- | --- | --- |');

@@ -1,0 +1,104 @@
+// Start-up and footprint of each binary on the local environment: process start → /readyz answers
+// 200 (kruise-daemon: runtime reached, its NodeImage and CRR informers synced; kruise-manager:
+// webhook certificates and server, caches synced), RSS when ready, and SIGTERM → exit.
+//   node dist/hack/bench/startup.js ENV_JSON
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../root.js';
+import { fmt, record, summarize } from './stats.js';
+
+interface BenchEnv {
+  kubeconfig: string;
+  registryOpen: string;
+  criSocket: string;
+}
+
+const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as BenchEnv;
+const runs = Number(process.env['BENCH_RUNS'] ?? 5);
+const offset = Number(env.registryOpen.split(':')[1]) - 5000;
+const root = projectRoot();
+
+function rssMiB(pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+}
+
+async function ready(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`${url} not ready after ${timeoutMs} ms`);
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+}
+
+interface Sample {
+  readyMs: number;
+  rss: number;
+  stopMs: number;
+}
+
+async function measure(args: string[], readyz: string): Promise<Sample> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { stdio: 'ignore' });
+  await ready(readyz, child);
+  const readyMs = performance.now() - t0;
+  const rss = rssMiB(child.pid ?? 0);
+  const t1 = performance.now();
+  child.kill('SIGTERM');
+  await exited(child);
+  return { readyMs, rss, stopMs: performance.now() - t1 };
+}
+
+const daemonPort = 10299 + offset;
+const daemonArgs = [
+  '--max-semi-space-size=1',
+  join(root, 'dist', 'daemon', 'main.js'),
+  '--node-name', 'bench-startup',
+  '--kubeconfig', env.kubeconfig,
+  '--runtime-endpoint', `unix://${env.criSocket}`,
+  '--addr', `127.0.0.1:${daemonPort}`,
+  '--log-level', 'warn',
+];
+const managerHealth = 18003 + offset;
+const managerArgs = [
+  join(root, 'dist', 'manager', 'main.js'),
+  '--kubeconfig', env.kubeconfig,
+  '--webhook-port', String(9877 + offset),
+  '--webhook-url', `https://127.0.0.1:${9877 + offset}`,
+  '--metrics-addr', `127.0.0.1:${18083 + offset}`,
+  '--health-probe-addr', `127.0.0.1:${managerHealth}`,
+  '--leader-election-id', 'kruise-manager-bench-startup',
+  '--log-level', 'warn',
+];
+
+const rows: string[] = [];
+for (const [name, args, url] of [
+  ['kruise-daemon', daemonArgs, `http://127.0.0.1:${daemonPort}/readyz`],
+  ['kruise-manager', managerArgs, `http://127.0.0.1:${managerHealth}/readyz`],
+] as const) {
+  const samples: Sample[] = [];
+  for (let i = 0; i < runs; i++) samples.push(await measure([...args], url));
+  record(`${name} readyMs`, summarize(samples.map((s) => s.readyMs)).median);
+  record(`${name} rssMiB`, summarize(samples.map((s) => s.rss)).median);
+  rows.push(
+    `| ${name} | ${fmt(summarize(samples.map((s) => s.readyMs)))} | ${fmt(summarize(samples.map((s) => s.rss)), 'MiB')} | ${fmt(summarize(samples.map((s) => s.stopMs)))} |`,
+  );
+}
+
+console.log('## Start-up and footprint\n');
+console.log(
+  'Each binary started from the build against the local cluster (admin identity), timed from process start until `/readyz` answers 200 (daemon: runtime reached and informers synced; manager: webhook certificates loaded, webhook serving, caches synced), then stopped with SIGTERM. The daemon runs with the DaemonSet\'s V8 setting (`--max-semi-space-size=1`).\n',
+);
+console.log('| binary | start → ready | RSS when ready | SIGTERM → exit |\n| --- | --- | --- | --- |');
+for (const r of rows) console.log(r);
+console.log();
