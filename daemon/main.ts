@@ -111,6 +111,7 @@ async function main(): Promise<number> {
   hardStop.unref();
   await daemon.stop();
   server.close();
+  server.closeAllConnections();
   cri.close();
   await rest.close();
   log.info('stopped');

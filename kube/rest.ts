@@ -169,6 +169,8 @@ export class RestClient {
       headers['Content-Length'] = String(payload.length);
     }
     return new Promise<IncomingMessage>((resolve, reject) => {
+      // Aborted before the request exists (a watch restarting while its owner stops): no request.
+      if (opts.signal?.aborted) return reject(new Error('aborted'));
       const req = https.request(
         {
           protocol: this.server.protocol,
@@ -197,14 +199,14 @@ export class RestClient {
         req.destroy();
         reject(new Error('aborted'));
       };
+      // Every error of the request settles the promise (later ones, after the answer, are no-ops).
+      req.on('error', reject);
       if (signal) {
-        if (signal.aborted) return onAbort();
         signal.addEventListener('abort', onAbort, { once: true });
         req.once('response', () => signal.removeEventListener('abort', onAbort));
         req.once('error', () => signal.removeEventListener('abort', onAbort));
       }
       req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
-      req.on('error', reject);
       req.end(payload);
     });
   }

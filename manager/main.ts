@@ -71,10 +71,16 @@ async function main(): Promise<number> {
       process.once('SIGINT', () => resolve('signal'));
     }),
   ]);
-  const hardStop = setTimeout(() => process.exit(1), 10_000);
+  const hardStop = setTimeout(() => {
+    log.error('shutdown took too long, exiting');
+    process.exit(1);
+  }, 10_000);
   hardStop.unref();
   await manager.stop();
-  for (const s of servers) s.close();
+  for (const s of servers) {
+    s.close();
+    s.closeAllConnections();
+  }
   await rest.close();
   if (outcome === 'lost') {
     log.error('leader election lost; exiting so a restart starts clean');

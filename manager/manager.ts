@@ -147,6 +147,14 @@ export class Manager {
     this.stopAll.abort();
     await this.electionDone;
     await this.stopControllers();
-    await new Promise<void>((r) => (this.webhook ? this.webhook.close(() => r()) : r()));
+    const webhook = this.webhook;
+    if (!webhook) return;
+    // close() waits for every connection, and the API server keeps its idle ones for minutes:
+    // idle ones go now, requests in flight get a moment to finish.
+    const closed = new Promise<void>((r) => webhook.close(() => r()));
+    webhook.closeIdleConnections();
+    const force = setTimeout(() => webhook.closeAllConnections(), 2000);
+    await closed;
+    clearTimeout(force);
   }
 }

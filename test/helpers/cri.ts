@@ -1,14 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { CriClient } from '../../daemon/cri/client.js';
 import type { PodSandboxConfig } from '../../proto/gen/runtime/v1/PodSandboxConfig.js';
 import type { TestEnv } from './env.js';
 
-const root = join(import.meta.dirname, '..', '..');
-
-export function containerdCtl(verb: 'start' | 'stop' | 'restart', dir: string): void {
-  execFileSync('bash', [join(root, 'hack', 'containerd.sh'), verb, dir], { stdio: 'pipe' });
-}
 
 export function uid(prefix: string): string {
   return `${prefix}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;

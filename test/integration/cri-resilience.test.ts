@@ -5,23 +5,30 @@ import { join } from 'node:path';
 import { CriClient } from '../../daemon/cri/client.js';
 import { detectRuntime, RuntimeDetectionError } from '../../daemon/cri/endpoint.js';
 import { testEnv } from '../helpers/env.js';
-import { containerdCtl } from '../helpers/cri.js';
+import { privateContainerd } from '../helpers/daemon.js';
 
 const env = testEnv();
 
 describe('CRI client resilience', () => {
+  // Its own containerd: stopping and restarting the shared one would disturb suites running alongside.
+  let ctrd: ReturnType<typeof privateContainerd>;
+  beforeAll(() => {
+    ctrd = privateContainerd('resilience');
+  });
+  afterAll(() => ctrd.ctl('down'));
+
   it('recovers by itself when containerd restarts', async () => {
-    const cri = new CriClient(env.criSocket);
+    const cri = new CriClient(ctrd.socket);
     try {
       await cri.runtime('Version', { version: 'v1' });
-      containerdCtl('stop', env.containerdDir);
+      ctrd.ctl('stop');
       const failFast = await cri.runtime('Version', { version: 'v1' }, { waitForReady: false, timeoutMs: 1000 }).catch((e: unknown) => e);
       expect(failFast).toMatchObject({ kind: expect.stringMatching(/unavailable|deadline/) });
       // A call made while the runtime is down waits for it (up to its deadline) instead of failing.
       const pending = cri.runtime('Version', { version: 'v1' }, { timeoutMs: 30_000 });
       await new Promise((r) => setTimeout(r, 500));
       const restartedAt = Date.now();
-      containerdCtl('start', env.containerdDir);
+      ctrd.ctl('start');
       const v = await pending;
       expect(v.runtime_api_version).toBe('v1');
       const recoveryMs = Date.now() - restartedAt;
@@ -35,12 +42,12 @@ describe('CRI client resilience', () => {
   });
 
   it('a read-only call issued the moment containerd goes away is answered once it is back', async () => {
-    const cri = new CriClient(env.criSocket);
+    const cri = new CriClient(ctrd.socket);
     try {
       await cri.runtime('Version', { version: 'v1' });
-      containerdCtl('stop', env.containerdDir);
+      ctrd.ctl('stop');
       const pending = cri.runtime('Version', { version: 'v1' }, { timeoutMs: 30_000 });
-      containerdCtl('start', env.containerdDir);
+      ctrd.ctl('start');
       expect((await pending).runtime_api_version).toBe('v1');
     } finally {
       cri.close();
@@ -48,7 +55,7 @@ describe('CRI client resilience', () => {
   });
 
   it('a pull in flight when containerd stops fails as unavailable or cancelled, and a retry succeeds', async () => {
-    const cri = new CriClient(env.criSocket);
+    const cri = new CriClient(ctrd.socket);
     const image = `${env.registryOpen}/big:1.0`;
     try {
       await cri.image('RemoveImage', { image: { image } });
@@ -57,7 +64,7 @@ describe('CRI client resilience', () => {
         (e: unknown) => e,
       );
       await new Promise((r) => setTimeout(r, 150));
-      containerdCtl('restart', env.containerdDir);
+      ctrd.ctl('restart');
       const first = await pull;
       if (first !== 'done') expect(first).toMatchObject({ kind: expect.stringMatching(/unavailable|cancelled|other/) });
       await cri.pullImage(image, undefined, undefined);

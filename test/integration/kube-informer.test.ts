@@ -54,6 +54,23 @@ const cm = (name: string, labels: Record<string, string> = {}, data: Record<stri
 });
 
 describe('Informer on the real API server', () => {
+  it('a watch asked for after its stop signal ends quietly (no request, no stray socket error)', async () => {
+    const ac = new AbortController();
+    ac.abort();
+    const events: unknown[] = [];
+    await expect(direct.watch(`/api/v1/namespaces/${ns}/configmaps`, {}, (e) => events.push(e), ac.signal)).resolves.toBeUndefined();
+    // A request destroyed before it had an error listener failed the process a tick later.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(events).toEqual([]);
+    // Stopping informers right after starting them, many times: the CLI's and the binaries' shutdown.
+    for (let i = 0; i < 20; i++) {
+      const { inf, stop } = informer();
+      if (i % 2 === 0) await inf.synced;
+      stop();
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  });
+
   it('lists, signals synced, then follows adds, updates and deletes, with indexes', async () => {
     await cms.create(cm('a1', { suite: 'basic', color: 'red' }));
     await cms.create(cm('a2', { suite: 'basic', color: 'blue' }));
