@@ -1,8 +1,15 @@
-/** A token bucket: `qps` tokens per second, at most `burst` saved up. qps <= 0 means unlimited. */
+export type Priority = 'normal' | 'low';
+
+/**
+ * A token bucket: `qps` tokens per second, at most `burst` saved up; qps <= 0 means unlimited.
+ * Waiters are served in order, `normal` ones before every `low` one, so best-effort calls (events)
+ * never hold up the ones that matter (status writes) under the same budget.
+ */
 export class TokenBucket {
   private tokens: number;
   private last: number;
-  private waiting: Promise<void> = Promise.resolve();
+  private readonly queues: Record<Priority, Array<() => void>> = { normal: [], low: [] };
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly qps: number,
@@ -30,19 +37,33 @@ export class TokenBucket {
     return false;
   }
 
-  /** Waits for a token; callers are served in order. */
-  take(): Promise<void> {
+  /** Waits for a token. */
+  take(priority: Priority = 'normal'): Promise<void> {
     if (this.qps <= 0) return Promise.resolve();
-    const turn = this.waiting.then(async () => {
-      this.refill();
-      if (this.tokens < 1) {
-        await new Promise((r) => setTimeout(r, ((1 - this.tokens) / this.qps) * 1000));
-        this.refill();
-      }
-      this.tokens -= 1;
+    const ahead = this.queues.normal.length + (priority === 'low' ? this.queues.low.length : 0);
+    if (ahead === 0 && this.tryTake()) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.queues[priority].push(resolve);
+      this.serve();
     });
-    this.waiting = turn;
-    return turn;
+  }
+
+  private serve(): void {
+    if (this.timer) return;
+    for (;;) {
+      const queue = this.queues.normal.length > 0 ? this.queues.normal : this.queues.low;
+      const next = queue[0];
+      if (!next) return;
+      if (!this.tryTake()) {
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          this.serve();
+        }, Math.max(1, ((1 - this.tokens) / this.qps) * 1000));
+        return;
+      }
+      queue.shift();
+      next();
+    }
   }
 }
 

@@ -231,8 +231,10 @@ export class RestClient {
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const { verb, resource, group, namespace, name } = describeRequest(method, path, opts.query);
     const where = { group, namespace, name };
+    // Events are best effort: under a tight budget (the daemon's 5 QPS) they wait for everything else.
+    const priority = resource === 'events' ? 'low' : 'normal';
     for (let attempt = 0; ; attempt++) {
-      await this.limiter.take();
+      await this.limiter.take(priority);
       const t0 = performance.now();
       let res: IncomingMessage;
       let text: string;

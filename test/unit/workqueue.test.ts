@@ -124,6 +124,29 @@ describe('rate limiting', () => {
     expect(b.tryTake()).toBe(false);
   });
 
+  it('token bucket serves waiters in order, normal ones before low ones, at the rate', async () => {
+    const b = new TokenBucket(50, 1);
+    expect(b.tryTake()).toBe(true);
+    const order: string[] = [];
+    const t0 = performance.now();
+    const all = [
+      b.take('low').then(() => order.push('low-1')),
+      b.take('low').then(() => order.push('low-2')),
+      b.take().then(() => order.push('normal-1')),
+      b.take().then(() => order.push('normal-2')),
+    ];
+    await Promise.all(all);
+    expect(order).toEqual(['normal-1', 'normal-2', 'low-1', 'low-2']);
+    // Four tokens at 50 per second: about 80 ms, never all at once.
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(60);
+    // With the queues empty and a token saved, a low-priority caller goes at once.
+    await new Promise((r) => setTimeout(r, 40));
+    let went = false;
+    void b.take('low').then(() => (went = true));
+    await Promise.resolve();
+    expect(went).toBe(true);
+  });
+
   it('exponential backoff doubles to its cap', () => {
     const e = new ExponentialBackoff(100, 1000);
     expect([e.next('a'), e.next('a'), e.next('a'), e.next('a'), e.next('a')]).toEqual([100, 200, 400, 800, 1000]);
