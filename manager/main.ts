@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { accessRecorder, observers } from '../kube/access-log.js';
@@ -7,7 +8,7 @@ import { FlagError, helpText, parseFlags } from '../kube/flags.js';
 import { serveOps } from '../kube/httpserver.js';
 import { kruise } from '../kube/kruise.js';
 import { errorFields, rootLogger, type LogLevel } from '../kube/log.js';
-import { RestClient } from '../kube/rest.js';
+import { ApiError, RestClient } from '../kube/rest.js';
 import { Resource } from '../kube/resource.js';
 import { checkApiAccess } from '../kube/startup.js';
 import { version } from '../kube/version.js';
@@ -52,15 +53,22 @@ async function main(): Promise<number> {
   }
   const identity = `${hostname()}_${randomBytes(4).toString('hex')}`;
   const manager = new Manager({ rest, flags, metrics, identity, logger: log });
-  let servers;
+  const servers: Server[] = [];
+  const closeServers = (): void => {
+    for (const s of servers) {
+      s.close();
+      s.closeAllConnections();
+    }
+  };
   try {
-    servers = [
-      await serveOps(flags.metricsAddr, metrics.registry, [], []),
-      await serveOps(flags.healthAddr, metrics.registry, [], [{ name: 'manager', check: () => assertReady(manager.ready()) }]),
-    ];
+    servers.push(await serveOps(flags.metricsAddr, metrics.registry, [], []));
+    servers.push(await serveOps(flags.healthAddr, metrics.registry, [], [{ name: 'manager', check: () => assertReady(manager.ready()) }]));
     await manager.startWebhook();
   } catch (err) {
-    log.error((err as Error).message, errorFields(err));
+    log.error(`cannot start: ${(err as Error).message}${startHint(err, flags.namespace)}`, errorFields(err));
+    closeServers();
+    await manager.stop();
+    await rest.close();
     return 1;
   }
   log.info('started', { version: version(), identity, leaderElection: flags.leaderElection });
@@ -77,10 +85,7 @@ async function main(): Promise<number> {
   }, 10_000);
   hardStop.unref();
   await manager.stop();
-  for (const s of servers) {
-    s.close();
-    s.closeAllConnections();
-  }
+  closeServers();
   await rest.close();
   if (outcome === 'lost') {
     log.error('leader election lost; exiting so a restart starts clean');
@@ -90,8 +95,20 @@ async function main(): Promise<number> {
   return 0;
 }
 
+/** What to do about the usual start-up failures. */
+function startHint(err: unknown, namespace: string): string {
+  if (err instanceof ApiError && err.notFound && /namespaces? .*not found/.test(err.message)) {
+    return ` (namespace ${namespace} does not exist: install kruise-ts with kubectl apply -k deploy/, or point --namespace at the namespace it runs in)`;
+  }
+  if (err instanceof ApiError && err.forbidden) return ' (the manager\'s ServiceAccount lacks a permission: apply deploy/base/rbac.yaml)';
+  return '';
+}
+
 function assertReady(ready: boolean): void {
   if (!ready) throw new Error('webhook not serving or caches not synced');
 }
 
-process.exitCode = await main();
+const code = await main();
+process.exitCode = code;
+// A failed start must end the process even if some handle lingers.
+if (code !== 0) setTimeout(() => process.exit(code), 1000).unref();

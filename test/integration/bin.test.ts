@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { clusterEnv } from '../helpers/kube.js';
 
 // The built entry points (npm test builds before jest runs).
 const dist = join(import.meta.dirname, '..', '..', 'dist');
@@ -37,5 +38,11 @@ describe('entry points', () => {
     const manager = run('manager/main.js', [], { HOME: '/nonexistent' });
     expect(manager.code).toBe(1);
     expect(manager.err).toContain('no Kubernetes configuration');
+  });
+
+  it('a manager that cannot start says what to do and exits instead of hanging on its open ports', () => {
+    const r = run('manager/main.js', ['--kubeconfig', clusterEnv().kubeconfig, '--namespace', 'kruise-ts-no-such-namespace', '--metrics-addr', '127.0.0.1:0', '--health-probe-addr', '127.0.0.1:0', '--webhook-port', '19999']);
+    expect(r.code).toBe(1);
+    expect(r.out + r.err).toContain('namespace kruise-ts-no-such-namespace does not exist: install kruise-ts with kubectl apply -k deploy/');
   });
 });

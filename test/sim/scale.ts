@@ -161,7 +161,7 @@ record('simManagerPeakRssMiB', result.managerPeakRssMiB);
 record('simManagerCpuPercent', result.managerCpuPercent);
 record('simOneJobSeconds', result.oneJobSeconds);
 console.log(`## Scale simulation: ${N} simulated nodes\n`);
-console.log(`Each simulated node runs the real daemon code (NodeImage and CRR informers, queues, status writer) in one process against the real API server, with a simulated runtime answering pulls after ${DELAY} ms; the real kruise-manager drives the jobs. ${N} nodes is what this 2-core machine holds alongside its API server (5,000 with SIM_NODES=5000 takes a larger machine).\n`);
+console.log(`Each simulated node runs the real daemon code (NodeImage and CRR informers, queues, status writer) in one process against the real API server, with a simulated runtime answering pulls after ${DELAY} ms; the real kruise-manager drives the jobs. ${N} nodes (SIM_NODES), all on this one machine with its API server.\n`);
 console.log('| measurement | value | target |\n| --- | --- | --- |');
 console.log(`| one ImagePullJob over all nodes, parallelism ${PAR}: time to completion | ${result.oneJobSeconds.toFixed(1)} s | |`);
 console.log(`| ${JOBS} ImagePullJobs at once over all nodes: time to completion | ${result.manyJobsSeconds.toFixed(1)} s | |`);
