@@ -126,7 +126,7 @@ export async function restartManager(env: LocalEnv): Promise<Installation> {
 }
 
 /** deploy/'s namespaces, RBAC, ServiceAccounts, webhook Secret and configurations, and the tokens. */
-async function install(env: LocalEnv): Promise<void> {
+export async function install(env: LocalEnv): Promise<void> {
   const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
   try {
     await apply(rest, render(join(deployDir(), 'base')).filter((o) => o.kind !== undefined && o.kind in applicable));

@@ -21,7 +21,7 @@ import { updateWithRetry } from '../../kube/write.js';
 import { record } from './stats.js';
 import { jobTarget, tagPullPolicy } from '../../manager/imagepulljob/target.js';
 import { MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION } from '../../manager/webhook/configurations.js';
-import { managerArgs, startManager, stopPid, type LocalEnv } from '../kruise.js';
+import { install, managerArgs, startManager, stopPid, type LocalEnv } from '../kruise.js';
 
 const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as LocalEnv;
 const N = Number(process.env['BENCH_NODES'] ?? 5000);
@@ -158,6 +158,9 @@ async function main(): Promise<void> {
       if (!(e instanceof ApiError && e.alreadyExists)) throw e;
     });
   }
+  // The manager runs under its ServiceAccount, with what an installation provides (RBAC, the
+  // webhook Secret it fills in).
+  await install(env);
   const mlog = join(env.envDir, `manager-scale-${RUN}.log`);
   const extra = ['--metrics-addr', `127.0.0.1:${ports.metrics}`, '--health-probe-addr', `127.0.0.1:${ports.health}`, '--rest-config-qps', '1000', '--rest-config-burst', '2000', '--log-level', 'warn'];
   const pid = await startManager(managerArgs(env, extra), mlog, ports.health);

@@ -94,7 +94,8 @@ containerd_down() {
   # Shims outlive containerd; ours carry our socket in their command line.
   local p
   for p in /proc/[0-9]*; do
-    if tr '\0' ' ' < "$p/cmdline" 2>/dev/null | grep -q -- "containerd-shim-runc-v2 .*-address $sock "; then
+    # A process may be gone by the time it is read: the redirection's error is the shell's, hence { }.
+    if { tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null | grep -q -- "containerd-shim-runc-v2 .*-address $sock "; then
       kill -KILL "${p#/proc/}" 2>/dev/null || true
     fi
   done
