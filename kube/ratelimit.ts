@@ -2,8 +2,9 @@ export type Priority = 'normal' | 'low';
 
 /**
  * A token bucket: `qps` tokens per second, at most `burst` saved up; qps <= 0 means unlimited.
- * Waiters are served in order, `normal` ones before every `low` one, so best-effort calls (events)
- * never hold up the ones that matter (status writes) under the same budget.
+ * Waiters are served in order, `normal` ones before every `low` one, and `low` ones never take the
+ * last token: best-effort calls (events) neither queue ahead of the ones that matter (status writes)
+ * nor leave them waiting for a token under the same budget.
  */
 export class TokenBucket {
   private tokens: number;
@@ -26,22 +27,26 @@ export class TokenBucket {
     this.last = t;
   }
 
-  /** Takes a token if one is there. */
-  tryTake(): boolean {
+  /** Takes a token if one is there (for `low`, one beyond the reserved last one). */
+  tryTake(priority: Priority = 'normal'): boolean {
     if (this.qps <= 0) return true;
     this.refill();
-    if (this.tokens >= 1) {
+    if (this.tokens >= 1 + this.reserve(priority)) {
       this.tokens -= 1;
       return true;
     }
     return false;
   }
 
+  private reserve(priority: Priority): number {
+    return priority === 'low' && this.burst >= 2 ? 1 : 0;
+  }
+
   /** Waits for a token. */
   take(priority: Priority = 'normal'): Promise<void> {
     if (this.qps <= 0) return Promise.resolve();
     const ahead = this.queues.normal.length + (priority === 'low' ? this.queues.low.length : 0);
-    if (ahead === 0 && this.tryTake()) return Promise.resolve();
+    if (ahead === 0 && this.tryTake(priority)) return Promise.resolve();
     return new Promise((resolve) => {
       this.queues[priority].push(resolve);
       this.serve();
@@ -51,14 +56,15 @@ export class TokenBucket {
   private serve(): void {
     if (this.timer) return;
     for (;;) {
-      const queue = this.queues.normal.length > 0 ? this.queues.normal : this.queues.low;
+      const priority: Priority = this.queues.normal.length > 0 ? 'normal' : 'low';
+      const queue = this.queues[priority];
       const next = queue[0];
       if (!next) return;
-      if (!this.tryTake()) {
+      if (!this.tryTake(priority)) {
         this.timer = setTimeout(() => {
           this.timer = undefined;
           this.serve();
-        }, Math.max(1, ((1 - this.tokens) / this.qps) * 1000));
+        }, Math.max(1, ((1 + this.reserve(priority) - this.tokens) / this.qps) * 1000));
         return;
       }
       queue.shift();

@@ -8,9 +8,7 @@ import { updateWithRetry } from '../../kube/write.js';
 export interface StatusWriterOptions {
   /** Progress-only changes are written at most this often. */
   minIntervalMs?: number;
-  /** Results are written this soon (default 20 ms) once no pull is running any more... */
-  urgentDelayMs?: number;
-  /** ...and at most this late (default 1 s) while others still run, so a burst becomes one write. */
+  /** Results wait at most this long (default 1 s) while other pulls still run, so a burst becomes one write. */
   busyDelayMs?: number;
   /** Whether pulls are still running. */
   busy?: () => boolean;
@@ -20,9 +18,10 @@ export interface StatusWriterOptions {
 
 /**
  * Writes the node's NodeImage status through the status subresource, coalescing changes: results
- * (a tag finished, a new tag appeared) go out within `urgentDelayMs` once the node is quiet, or
- * within `busyDelayMs` while other pulls run; progress at most every `minIntervalMs`; nothing is written when the server already holds the same status; conflicts
- * re-read and rebuild from the fresh spec; failed writes retry with backoff and are never dropped.
+ * (a tag finished, a new tag appeared) go out at once when no other pull runs (nothing else could
+ * share the write), within `busyDelayMs` while others do; progress at most every `minIntervalMs`;
+ * nothing is written when the server already holds the same status; conflicts re-read and rebuild
+ * from the fresh spec; failed writes retry with backoff and are never dropped.
  */
 export class StatusWriter {
   private dirty = false;
@@ -33,6 +32,8 @@ export class StatusWriter {
   private lastWrite = 0;
   private failures = 0;
   private stopped = false;
+  /** Our last write and the version it replaced, until the watch brings it back. */
+  private written: { obj: NodeImage; replaced: string | undefined } | undefined;
   private readonly log: Logger;
 
   constructor(
@@ -68,10 +69,10 @@ export class StatusWriter {
   private schedule(): void {
     if (this.writing) return;
     const backoff = this.failures > 0 ? Math.min(30_000, 1000 * 2 ** (this.failures - 1)) : 0;
-    const soon = this.opts.busy?.() ? (this.opts.busyDelayMs ?? 1000) : (this.opts.urgentDelayMs ?? 20);
+    const soon = this.opts.busy?.() ? (this.opts.busyDelayMs ?? 1000) : 0;
     const wait = this.urgent
       ? soon
-      : Math.max(this.opts.urgentDelayMs ?? 20, this.lastWrite + (this.opts.minIntervalMs ?? 5000) - Date.now());
+      : Math.max(0, this.lastWrite + (this.opts.minIntervalMs ?? 5000) - Date.now());
     const due = Date.now() + Math.max(wait, backoff);
     // A result arriving while only progress was due must not wait for the progress interval.
     if (this.timer && this.timerDue <= due) return;
@@ -97,21 +98,27 @@ export class StatusWriter {
   private async doWrite(): Promise<void> {
     const cached = this.informer.get(this.node);
     if (!cached) return;
-    if (jsonEqual(this.build(cached), cached.status)) {
+    // Right after a write the cache may still hold the version it replaced: building on that would
+    // cost a conflict, a GET and a second PUT, so the write builds on what the server answered.
+    const base = this.written && cached.metadata?.resourceVersion === this.written.replaced ? this.written.obj : cached;
+    if (jsonEqual(this.build(base), base.status)) {
       this.opts.onWrite?.('skipped');
       return;
     }
     try {
-      await updateWithRetry(
+      let replaced: string | undefined;
+      const result = await updateWithRetry(
         this.nodeImages,
         undefined,
         this.node,
         (fresh) => {
+          replaced = fresh.metadata?.resourceVersion;
           const status = this.build(fresh);
           return jsonEqual(status, fresh.status) ? undefined : { ...fresh, status };
         },
-        { status: true, initial: cached },
+        { status: true, initial: base },
       );
+      this.written = result ? { obj: result, replaced } : undefined;
       this.lastWrite = Date.now();
       this.failures = 0;
       this.opts.onWrite?.('written');

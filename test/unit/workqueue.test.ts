@@ -139,12 +139,22 @@ describe('rate limiting', () => {
     expect(order).toEqual(['normal-1', 'normal-2', 'low-1', 'low-2']);
     // Four tokens at 50 per second: about 80 ms, never all at once.
     expect(performance.now() - t0).toBeGreaterThanOrEqual(60);
-    // With the queues empty and a token saved, a low-priority caller goes at once.
-    await new Promise((r) => setTimeout(r, 40));
+  });
+
+  it('token bucket keeps its last token for normal callers', async () => {
+    let now = 0;
+    const b = new TokenBucket(5, 3, () => now);
+    expect([b.tryTake('low'), b.tryTake('low'), b.tryTake('low')]).toEqual([true, true, false]);
+    // The reserved token: a normal caller still goes at once.
     let went = false;
-    void b.take('low').then(() => (went = true));
+    void b.take().then(() => (went = true));
     await Promise.resolve();
     expect(went).toBe(true);
+    now = 200;
+    expect(b.tryTake('low')).toBe(false);
+    expect(b.tryTake()).toBe(true);
+    // With a burst of 1 there is nothing to reserve.
+    expect(new TokenBucket(5, 1, () => 0).tryTake('low')).toBe(true);
   });
 
   it('exponential backoff doubles to its cap', () => {
