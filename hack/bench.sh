@@ -31,7 +31,7 @@ began=$(date +%s)
   # The scale simulation drives the installed manager, as a cluster would, with the API budget a
   # cluster of that size gives it (the same as manager-scale's).
   node dist/hack/kruise.js up "$envjson" --rest-config-qps 1000 --rest-config-burst 2000 >&2
-  SIM_NODES=${SIM_NODES:-1000} SIM_JOBS=${SIM_JOBS:-3} node dist/test/sim/scale.js "$envjson"
+  SIM_NODES=${SIM_NODES:-600} SIM_JOBS=${SIM_JOBS:-3} node dist/test/sim/scale.js "$envjson"
   node dist/hack/kruise.js down "$envjson" >&2
   node dist/hack/bench/compare.js "$BENCH_RESULTS"
   echo "Whole run: $(( ($(date +%s) - began + 30) / 60 )) min on this machine (npm run bench: build, environment, every benchmark)."

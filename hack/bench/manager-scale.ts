@@ -313,8 +313,10 @@ async function main(): Promise<void> {
     for (const [plural, name] of [['mutatingwebhookconfigurations', MUTATING_CONFIGURATION], ['validatingwebhookconfigurations', VALIDATING_CONFIGURATION]] as const) {
       await rest.request('DELETE', `/apis/admissionregistration.k8s.io/v1/${plural}/${name}`).catch(() => undefined);
     }
-    await createAll(N, (i) => nis.delete(undefined, nodeName(i)).catch(() => undefined));
-    await createAll(N, (i) => nodes.delete(undefined, nodeName(i)).catch(() => undefined));
+    // One collection delete each: the server removes thousands of objects faster than thousands of calls.
+    const selector = { labelSelector: `kruise-bench/run=${RUN}` };
+    await rest.request('DELETE', nis.path(), { query: selector }).catch((err: unknown) => log(`deleting NodeImages: ${(err as Error).message}`));
+    await rest.request('DELETE', nodes.path(), { query: selector }).catch((err: unknown) => log(`deleting Nodes: ${(err as Error).message}`));
     await new Resource<KubeObject>(rest, core.namespaces).delete(undefined, NS).catch(() => undefined);
     await rest.close();
   }
