@@ -1,5 +1,5 @@
 # One small image with both entry points:
-#   /nodejs/bin/node --max-semi-space-size=1 /app/dist/daemon/main.js   (kruise-daemon, the DaemonSet)
+#   /nodejs/bin/node --max-semi-space-size=1 --lite-mode /app/dist/daemon/main.js   (kruise-daemon, the DaemonSet)
 #   /nodejs/bin/node /app/dist/manager/main.js                          (kruise-manager, the Deployment)
 FROM node:20-bookworm-slim AS build
 WORKDIR /src

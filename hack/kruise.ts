@@ -12,6 +12,7 @@ import { RestClient } from '../kube/rest.js';
 import { MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION } from '../manager/webhook/configurations.js';
 import { applicable, apply, serviceAccountToken } from './apply.js';
 import { deployDir, render } from './kustomize.js';
+import { DAEMON_V8_FLAGS } from './daemon-v8.js';
 import { projectRoot } from './root.js';
 
 export interface LocalEnv {
@@ -65,8 +66,7 @@ export function daemonArgs(env: LocalEnv, i: number, extra: string[] = []): stri
   const n = env.nodes[i];
   if (!n) throw new Error(`no node ${i}`);
   return [
-    // The DaemonSet's V8 setting (deploy/): a small young generation keeps RSS low.
-    '--max-semi-space-size=1',
+    ...DAEMON_V8_FLAGS,
     join(root, 'dist', 'daemon', 'main.js'),
     '--node-name', n.name,
     '--kubeconfig', identityKubeconfig(env, 'daemon'),

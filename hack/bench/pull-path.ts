@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { CriClient } from '../../daemon/cri/client.js';
+import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
 import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
 import type { NodeImage, ImageSpec } from '../../api/types/nodeimage.js';
 import { kruise } from '../../kube/kruise.js';
@@ -35,10 +36,9 @@ async function removeAll(refs: string[]): Promise<void> {
 }
 
 function spawnDaemon(node: string, workers: number): ChildProcess {
-  // The same V8 setting as the DaemonSet (deploy/): a small young generation keeps RSS low.
   return spawn(
     process.execPath,
-    ['--max-semi-space-size=1', join(root, 'dist', 'daemon', 'main.js'), '--node-name', node, '--kubeconfig', env.kubeconfig, '--runtime-endpoint', `unix://${env.criSocket}`, '--addr', '127.0.0.1:0', '--max-workers-for-pull-image', String(workers), '--log-level', 'warn'],
+    [...DAEMON_V8_FLAGS, join(root, 'dist', 'daemon', 'main.js'), '--node-name', node, '--kubeconfig', env.kubeconfig, '--runtime-endpoint', `unix://${env.criSocket}`, '--addr', '127.0.0.1:0', '--max-workers-for-pull-image', String(workers), '--log-level', 'warn'],
     { stdio: 'ignore' },
   );
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { ApiError, RestClient } from '../../kube/rest.js';
 import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
 import { projectRoot } from '../root.js';
 import { fmt, record, summarize } from './stats.js';
 
@@ -67,7 +68,7 @@ async function measure(args: string[], readyz: string): Promise<Sample> {
 
 const daemonPort = 10299 + offset;
 const daemonArgs = [
-  '--max-semi-space-size=1',
+  ...DAEMON_V8_FLAGS,
   join(root, 'dist', 'daemon', 'main.js'),
   '--node-name', 'bench-startup',
   '--kubeconfig', env.kubeconfig,
@@ -112,7 +113,7 @@ for (const [name, args, url] of [
 
 console.log('## Start-up and footprint\n');
 console.log(
-  'Each binary started from the build against the local cluster (admin identity), timed from process start until `/readyz` answers 200 (daemon: runtime reached and informers synced; manager: webhook certificates loaded, webhook serving, caches synced), then stopped with SIGTERM. The daemon runs with the DaemonSet\'s V8 setting (`--max-semi-space-size=1`).\n',
+  `Each binary started from the build against the local cluster (admin identity), timed from process start until \`/readyz\` answers 200 (daemon: runtime reached and informers synced; manager: webhook certificates loaded, webhook serving, caches synced), then stopped with SIGTERM. The daemon runs with the DaemonSet's V8 settings (\`${DAEMON_V8_FLAGS.join(' ')}\`).\n`,
 );
 console.log('| binary | start → ready | RSS when ready | SIGTERM → exit |\n| --- | --- | --- | --- |');
 for (const r of rows) console.log(r);

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deployWebhookConfigurations } from '../../manager/webhook/configurations.js';
 import { check, grants, RARE_PATHS, type Access } from '../../hack/check-rbac.js';
+import { DAEMON_V8_FLAGS } from '../../hack/daemon-v8.js';
 import { deployDir, render, type Rendered } from '../../hack/kustomize.js';
 
 const all = render(deployDir());
@@ -71,7 +72,7 @@ describe('deploy/ (kubectl apply -k deploy/)', () => {
     expect(c).toHaveProperty('resources.requests.memory');
     expect(c).toHaveProperty('resources.limits.memory', '128Mi');
     expect(c).toHaveProperty('readinessProbe.httpGet.path', '/readyz');
-    expect(c['command']).toContain('--max-semi-space-size=1');
+    expect(c['command']).toEqual(['/nodejs/bin/node', ...DAEMON_V8_FLAGS, '/app/dist/daemon/main.js']);
   });
 
   it('ships the webhook configurations the manager code defines (the manager injects the CA)', () => {
