@@ -36,11 +36,30 @@ export class ProgressPoller {
   private readonly watchers = new Set<(ingests: ReadonlyMap<string, IngestView>) => void>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
+  private slotsTaken = 0;
 
   constructor(
     private readonly cri: CriClient,
     private readonly intervalMs = 1000,
+    /**
+     * Pulls followed at once. Each costs a registry round trip for its layer list and a content
+     * lookup per layer; with a hundred small pulls finishing together that load would only slow the
+     * pulls down, while the few long ones are what a watcher of progress looks at.
+     */
+    private readonly maxTracked = 10,
   ) {}
+
+  /** A tracking slot, or undefined when maxTracked pulls are followed already; release it when done. */
+  reserve(): (() => void) | undefined {
+    if (this.slotsTaken >= this.maxTracked) return undefined;
+    this.slotsTaken++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.slotsTaken--;
+    };
+  }
 
   /**
    * Tracks `layers` until the returned stop function is called; `onProgress` gets each new percent.

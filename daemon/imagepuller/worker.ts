@@ -245,11 +245,21 @@ async function startTracking(
   // registry round trip for the layer list.
   await sleep(TRACK_AFTER_MS, signal);
   if (signal.aborted) return undefined;
+  const release = poller.reserve();
+  // Every slot taken: this pull reports 0, then 100, like a runtime without the content API.
+  if (!release) return undefined;
   try {
     const layers = await fetchImageLayers(pullString(parseReference(ref)), auths, { signal, timeoutMs: 10_000 });
-    return await poller.track(layers.layers, (p) => update({ progress: p }));
+    const tracked = await poller.track(layers.layers, (p) => update({ progress: p }));
+    return {
+      stop: () => {
+        tracked.stop();
+        release();
+      },
+    };
   } catch {
     // Without the layer list there is no byte progress; the pull itself goes on (0, then 100).
+    release();
     return undefined;
   }
 }

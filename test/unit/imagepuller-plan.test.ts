@@ -1,7 +1,8 @@
 import type { ImageTagSpec, NodeImageSpec, NodeImageStatus } from '../../api/types/nodeimage.js';
 import { planPulls } from '../../daemon/imagepuller/plan.js';
 import { buildStatus } from '../../daemon/imagepuller/status.js';
-import { layerProgress, ingestDigest } from '../../daemon/imagepuller/progress.js';
+import { layerProgress, ingestDigest, ProgressPoller } from '../../daemon/imagepuller/progress.js';
+import type { CriClient } from '../../daemon/cri/client.js';
 import { usedPercent } from '../../daemon/imagepuller/diskguard.js';
 import { tagKey, type TagState } from '../../daemon/imagepuller/state.js';
 
@@ -110,6 +111,16 @@ describe('byte progress', () => {
     expect(layerProgress(layers, new Set([a]), new Map([[b, { offset: 1500, total: 3000 }]]))).toBe(62);
     expect(layerProgress(layers, new Set([a, b]), new Map())).toBe(99);
     expect(layerProgress([], new Set(), new Map())).toBe(0);
+  });
+  it('follows at most maxTracked pulls at once, and a released slot is free again (once)', () => {
+    const poller = new ProgressPoller({} as CriClient, 1000, 2);
+    const first = poller.reserve();
+    expect(poller.reserve()).toBeDefined();
+    expect(poller.reserve()).toBeUndefined();
+    first?.();
+    first?.();
+    expect(poller.reserve()).toBeDefined();
+    expect(poller.reserve()).toBeUndefined();
   });
   it('reads digests from containerd ingest refs', () => {
     expect(ingestDigest(`layer-${a}`)).toBe(a);
