@@ -121,7 +121,8 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     const j = await waitJob('labels', completed, 'completed');
     expect(j.status).toMatchObject({ desired: 2, active: 0, succeeded: 2, failed: 0, message: 'job has completed' });
     expect(Object.values(await ownersOn([a ?? '', b ?? ''], key(2)))).toEqual([['labels'], ['labels']]);
-    expect(j.metadata?.finalizers ?? []).not.toContain('apps.kruise.io/deletion-protection');
+    // The finalizer goes in the write after the one that completes the job.
+    await eventually(async () => expect((await jobs.get(ns, 'labels')).metadata?.finalizers ?? []).not.toContain('apps.kruise.io/deletion-protection'));
     await eventually(async () => expect((await eventsOf('labels')).map((e) => e.reason)).toContain('Completed'));
   });
 
