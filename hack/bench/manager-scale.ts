@@ -6,7 +6,8 @@
 //   (b) J Never jobs over M nodes once every node has answered: reconciles, writes and CPU with
 //       nothing changing, then after one tag on one node changes.
 //   node dist/hack/bench/manager-scale.js ENV_JSON
-// BENCH_NODES (5000), BENCH_JOBS (200), BENCH_JOB_NODES (1000) scale it down for a quick look.
+// BENCH_NODES (5000), BENCH_JOBS (200), BENCH_JOB_NODES (1000) scale it down for a quick look;
+// BENCH_KEEP_OBJECTS=1 leaves the thousands of objects to the environment's teardown.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
@@ -148,6 +149,12 @@ function simulateDaemons(inf: Informer<NodeImage>): { written: () => number; ans
   };
   inf.on({ add: onEvent, update: (_a, b) => onEvent(b) });
   return { written: () => written, answer };
+}
+
+async function deleteWebhooks(): Promise<void> {
+  for (const [plural, name] of [['mutatingwebhookconfigurations', MUTATING_CONFIGURATION], ['validatingwebhookconfigurations', VALIDATING_CONFIGURATION]] as const) {
+    await rest.request('DELETE', `/apis/admissionregistration.k8s.io/v1/${plural}/${name}`).catch(() => undefined);
+  }
 }
 
 async function main(): Promise<void> {
@@ -305,19 +312,22 @@ async function main(): Promise<void> {
     console.log(`\nTotal benchmark time ${((Date.now() - start) / 60000).toFixed(1)} min.\n`);
   } finally {
     log('cleaning up');
-    await jobs.list(NS).then((l) => Promise.all(l.items.map((j) => jobs.delete(NS, j.metadata?.name ?? '').catch(() => undefined))));
-    // The manager finalizes the jobs; then it goes, and with it the webhook.
-    for (let i = 0; i < 60 && (await jobs.list(NS)).items.length > 0; i++) await sleep(1000);
-    ac.abort();
-    await stopPid(pid);
-    for (const [plural, name] of [['mutatingwebhookconfigurations', MUTATING_CONFIGURATION], ['validatingwebhookconfigurations', VALIDATING_CONFIGURATION]] as const) {
-      await rest.request('DELETE', `/apis/admissionregistration.k8s.io/v1/${plural}/${name}`).catch(() => undefined);
+    if (process.env['BENCH_KEEP_OBJECTS'] === '1') {
+      // The environment is thrown away next (npm run bench): only the manager and its webhook go.
+      ac.abort();
+      await stopPid(pid);
+      await deleteWebhooks();
+    } else {
+      await jobs.list(NS).then((l) => Promise.all(l.items.map((j) => jobs.delete(NS, j.metadata?.name ?? '').catch(() => undefined))));
+      // The manager finalizes the jobs; then it goes, and with it the webhook.
+      for (let i = 0; i < 60 && (await jobs.list(NS)).items.length > 0; i++) await sleep(1000);
+      ac.abort();
+      await stopPid(pid);
+      await deleteWebhooks();
+      await createAll(N, (i) => nis.delete(undefined, nodeName(i)).catch(() => undefined));
+      await createAll(N, (i) => nodes.delete(undefined, nodeName(i)).catch(() => undefined));
+      await new Resource<KubeObject>(rest, core.namespaces).delete(undefined, NS).catch(() => undefined);
     }
-    // One collection delete each: the server removes thousands of objects faster than thousands of calls.
-    const selector = { labelSelector: `kruise-bench/run=${RUN}` };
-    await rest.request('DELETE', nis.path(), { query: selector }).catch((err: unknown) => log(`deleting NodeImages: ${(err as Error).message}`));
-    await rest.request('DELETE', nodes.path(), { query: selector }).catch((err: unknown) => log(`deleting Nodes: ${(err as Error).message}`));
-    await new Resource<KubeObject>(rest, core.namespaces).delete(undefined, NS).catch(() => undefined);
     await rest.close();
   }
 }
