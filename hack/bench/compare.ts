@@ -30,7 +30,7 @@ const watches = get('simWatchesPerDaemon');
 rows.push([
   'watches per daemon',
   'one watch per node per resource it serves (NodeImage, CRR)',
-  `${n(watches, 2)} (its NodeImage by name, its node's active CRRs by label), measured over ${n(get('simNodes'))} simulated nodes`,
+  `${n(watches, 2)} open at most at any moment (its NodeImage by name, its node's active CRRs by label), over ${n(get('simNodes'))} simulated nodes`,
   verdict(watches, (x) => x <= 2, 'level: 2, both filtered server-side to the node\'s own objects', 'behind'),
 ]);
 const writes = get('simWritesPerNodePerTag');

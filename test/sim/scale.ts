@@ -14,7 +14,7 @@ import { DaemonMetrics } from '../../daemon/metrics.js';
 import { kruise } from '../../kube/kruise.js';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { rootLogger } from '../../kube/log.js';
-import { RestClient } from '../../kube/rest.js';
+import { RestClient, type Query, type WatchEvent } from '../../kube/rest.js';
 import { core, Resource, type KubeObject } from '../../kube/resource.js';
 import { record } from '../../hack/bench/stats.js';
 import { FakeRuntime } from './fake-runtime.js';
@@ -32,6 +32,7 @@ export interface ScaleResult {
   oneJobSeconds: number;
   manyJobsSeconds: number;
   watchesPerDaemon: number;
+  peakWatchesPerDaemon: number;
   requestsPerNode: Record<string, number>;
   statusWritesPerNodePerTagOneJob: number;
   statusWritesPerNodePerTagManyJobs: number;
@@ -63,7 +64,22 @@ const managerPid = (JSON.parse(readFileSync(join(env.envDir, 'kruise', 'installa
 
 // Every simulated daemon's API traffic, by verb and resource.
 const counts = new Map<string, number>();
-const daemonRest = new RestClient(loadClusterAccess(env.kubeconfig), {
+/** Counts the watches the simulated daemons hold open (a request count would also count resumptions). */
+class WatchCountingRestClient extends RestClient {
+  openWatches = 0;
+  peakOpen = 0;
+
+  override async watch<T>(path: string, query: Query, onEvent: (ev: WatchEvent<T>) => void, signal: AbortSignal): Promise<void> {
+    this.openWatches++;
+    this.peakOpen = Math.max(this.peakOpen, this.openWatches);
+    try {
+      await super.watch(path, query, onEvent, signal);
+    } finally {
+      this.openWatches--;
+    }
+  }
+}
+const daemonRest = new WatchCountingRestClient(loadClusterAccess(env.kubeconfig), {
   qps: 0,
   observe: (verb, resource) => counts.set(`${verb} ${resource}`, (counts.get(`${verb} ${resource}`) ?? 0) + 1),
 });
@@ -97,7 +113,7 @@ const setupSeconds = (Date.now() - t0) / 1000;
 // A daemon opens its watches right after its lists: give the last ones a moment to be counted.
 await sleep(2000);
 const daemonRssMiB = (rss('self') - baseRss) / N;
-const watchesPerDaemon = count((k) => k.startsWith('watch ')) / N;
+const watchesPerDaemon = daemonRest.openWatches / N;
 
 async function runJobs(n: number, prefix: string): Promise<{ seconds: number; writes: number; cpu: number; peak: number }> {
   const before = count((k) => /^(update|patch) nodeimages\/status$/.test(k));
@@ -136,6 +152,7 @@ const result: ScaleResult = {
   oneJobSeconds: one.seconds,
   manyJobsSeconds: many.seconds,
   watchesPerDaemon,
+  peakWatchesPerDaemon: daemonRest.peakOpen / N,
   requestsPerNode: Object.fromEntries([...counts].map(([k, v]) => [k, Number((v / N).toFixed(2))])),
   statusWritesPerNodePerTagOneJob: one.writes / N,
   statusWritesPerNodePerTagManyJobs: many.writes / (N * JOBS),
@@ -157,7 +174,7 @@ await admin.close();
 
 record('simNodes', N);
 record('simJobs', JOBS);
-record('simWatchesPerDaemon', result.watchesPerDaemon);
+record('simWatchesPerDaemon', result.peakWatchesPerDaemon);
 record('simWritesPerNodePerTag', Math.max(result.statusWritesPerNodePerTagOneJob, result.statusWritesPerNodePerTagManyJobs));
 record('simManagerPeakRssMiB', result.managerPeakRssMiB);
 record('simManagerCpuPercent', result.managerCpuPercent);
@@ -167,11 +184,11 @@ console.log(`Each simulated node runs the real daemon code (NodeImage and CRR in
 console.log('| measurement | value | target |\n| --- | --- | --- |');
 console.log(`| one ImagePullJob over all nodes, parallelism ${PAR}: time to completion | ${result.oneJobSeconds.toFixed(1)} s | |`);
 console.log(`| ${JOBS} ImagePullJobs at once over all nodes: time to completion | ${result.manyJobsSeconds.toFixed(1)} s | |`);
-console.log(`| watches held per daemon | ${result.watchesPerDaemon.toFixed(2)} | ≤ 2 |`);
+console.log(`| watches held open per daemon, at rest / at most during the runs | ${result.watchesPerDaemon.toFixed(2)} / ${result.peakWatchesPerDaemon.toFixed(2)} | ≤ 2 |`);
 console.log(`| NodeImage status writes per node per tag (one job) | ${result.statusWritesPerNodePerTagOneJob.toFixed(2)} | ≤ 3 |`);
 console.log(`| NodeImage status writes per node per tag (${JOBS} jobs) | ${result.statusWritesPerNodePerTagManyJobs.toFixed(2)} | ≤ 3 |`);
 console.log(`| status write rate during the ${JOBS} jobs | ${result.writeRatePerSecond.toFixed(0)} /s | |`);
 console.log(`| manager CPU during the runs | ${result.managerCpuPercent.toFixed(0)}% of a core | |`);
 console.log(`| manager peak RSS | ${result.managerPeakRssMiB.toFixed(0)} MiB | < 500 MiB |`);
 console.log(`| memory per simulated daemon (in one process) | ${(result.daemonRssMiB * 1024).toFixed(0)} KiB | |`);
-console.log(`\nDaemon API requests per node, by verb and resource: ${Object.entries(result.requestsPerNode).map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
+console.log(`\nDaemon API requests per node, by verb and resource (a watch the server ends is resumed from its last resourceVersion, one more watch request): ${Object.entries(result.requestsPerNode).map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
