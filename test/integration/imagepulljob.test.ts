@@ -256,6 +256,14 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     }, 30_000);
   });
 
+  it('deletes a finished ImageListPullJob after its ttlSecondsAfterFinished, children and all', async () => {
+    const pool = `${ns}-listttl`;
+    await fakeNodes(2, { pool });
+    await lists.create({ metadata: { name: 'list-ttl', namespace: ns }, spec: { images: [image(30)], parallelism: 2, selector: { matchLabels: { pool } }, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 1 } } });
+    await eventually(async () => expect((await lists.get(ns, 'list-ttl')).status?.completionTime).toBeDefined(), 30_000);
+    await gone(lists as unknown as Resource<KubeObject>, ns, 'list-ttl');
+  });
+
   it('an ImageListPullJob replaces its children when the template changes', async () => {
     const pool = `${ns}-tmpl`;
     await fakeNodes(1, { pool });
