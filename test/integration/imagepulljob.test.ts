@@ -4,6 +4,7 @@ import type { NodeImage } from '../../api/types/nodeimage.js';
 import { Informer } from '../../kube/informer.js';
 import { kruise } from '../../kube/kruise.js';
 import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import { ApiError } from '../../kube/rest.js';
 import { copyName } from '../../manager/imagepulljob/secrets.js';
 import { nodeImages } from '../helpers/daemon.js';
 import { createFakeNode, createFakeNodeImage, FakeDaemon } from '../helpers/fake-daemon.js';
@@ -259,9 +260,18 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
   it('deletes a finished ImageListPullJob after its ttlSecondsAfterFinished, children and all', async () => {
     const pool = `${ns}-listttl`;
     await fakeNodes(2, { pool });
-    await lists.create({ metadata: { name: 'list-ttl', namespace: ns }, spec: { images: [image(30)], parallelism: 2, selector: { matchLabels: { pool } }, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 1 } } });
-    await eventually(async () => expect((await lists.get(ns, 'list-ttl')).status?.completionTime).toBeDefined(), 30_000);
-    await gone(lists as unknown as Resource<KubeObject>, ns, 'list-ttl');
+    await lists.create({ metadata: { name: 'list-ttl', namespace: ns }, spec: { images: [image(30)], parallelism: 2, selector: { matchLabels: { pool } }, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 3 } } });
+    // Seen completed (for the 3 s of its TTL), then gone.
+    let completed = false;
+    await eventually(async () => {
+      const l = await lists.get(ns, 'list-ttl').catch((err: unknown) => {
+        if (err instanceof ApiError && err.notFound) return undefined;
+        throw err;
+      });
+      if (l?.status?.completionTime) completed = true;
+      if (l) throw new Error(`list-ttl still there: ${JSON.stringify(l.status)}`);
+    }, 30_000);
+    expect(completed).toBe(true);
   });
 
   it('an ImageListPullJob replaces its children when the template changes', async () => {
