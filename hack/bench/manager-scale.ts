@@ -19,6 +19,7 @@ import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { ApiError, RestClient } from '../../kube/rest.js';
 import { core, Resource, type KubeObject } from '../../kube/resource.js';
 import { updateWithRetry } from '../../kube/write.js';
+import { cpuSeconds, rssMiB } from './proc.js';
 import { record } from './stats.js';
 import { jobTarget, tagPullPolicy } from '../../manager/imagepulljob/target.js';
 import { MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION } from '../../manager/webhook/configurations.js';
@@ -71,15 +72,6 @@ function writes(m: Map<string, number>, resource?: string): number {
 const reconciles = (m: Map<string, number>, controller?: string): number =>
   total(m, 'kruise_manager_reconciles_total', ...(controller ? [`controller="${controller}"`] : []));
 
-/** CPU seconds the process has used (user + system). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? 0) / 1024;
-}
 
 /** Runs make(0..n-1), a few at once; a call the server failed to answer is tried again. */
 async function createAll(n: number, make: (i: number) => Promise<unknown>, concurrency = 24): Promise<void> {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
+import { rssMiB } from './proc.js';
 import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
 import type { NodeImage, ImageSpec } from '../../api/types/nodeimage.js';
 import { kruise } from '../../kube/kruise.js';
@@ -43,10 +44,6 @@ function spawnDaemon(node: string, workers: number): ChildProcess {
   );
 }
 
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? 0) / 1024;
-}
 
 // Waits on a watch, not by polling: the measuring side must not load the machine it measures.
 async function waitAll(node: string, n: number, timeoutMs = 600_000): Promise<void> {

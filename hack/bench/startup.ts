@@ -9,6 +9,7 @@ import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { ApiError, RestClient } from '../../kube/rest.js';
 import { core, Resource, type KubeObject } from '../../kube/resource.js';
 import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
+import { rssMiB } from './proc.js';
 import { projectRoot } from '../root.js';
 import { fmt, record, summarize } from './stats.js';
 
@@ -23,9 +24,6 @@ const runs = Number(process.env['BENCH_RUNS'] ?? 5);
 const offset = Number(env.registryOpen.split(':')[1]) - 5000;
 const root = projectRoot();
 
-function rssMiB(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-}
 
 async function ready(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -16,6 +16,7 @@ import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { rootLogger } from '../../kube/log.js';
 import { RestClient, type Query, type WatchEvent } from '../../kube/rest.js';
 import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import { cpuSeconds, rssMiB } from '../../hack/bench/proc.js';
 import { record } from '../../hack/bench/stats.js';
 import { FakeRuntime } from './fake-runtime.js';
 
@@ -51,11 +52,6 @@ const DELAY = Number(process.env['SIM_PULL_DELAY_MS'] ?? 1000);
 rootLogger('error');
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const rss = (pid: number | 'self'): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
 
 const admin = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
 const nis = new Resource<NodeImage & KubeObject>(admin, kruise.nodeImages);
@@ -102,7 +98,7 @@ await Promise.all(names.map((name) => limit(() => nis.create({ metadata: { name,
 const runtime = await FakeRuntime.start({ socket: join(tmpdir(), `kruise-ts-sim-${process.pid}.sock`), pullDelayMs: DELAY });
 const cri = new CriClient(join(tmpdir(), `kruise-ts-sim-${process.pid}.sock`));
 const metrics = new DaemonMetrics();
-const baseRss = rss('self');
+const baseRss = rssMiB('self');
 const daemons = names.map(
   (node) =>
     new Daemon({ node, rest: daemonRest, cri, secretNamespace: 'kruise-daemon-config', maxWorkers: 5, imageFsHighWatermark: 100, hostRoot: '/', statusIntervalMs: 5000, metrics, progress: false }),
@@ -112,13 +108,13 @@ while (!daemons.every((d) => d.synced())) await sleep(200);
 const setupSeconds = (Date.now() - t0) / 1000;
 // A daemon opens its watches right after its lists: give the last ones a moment to be counted.
 await sleep(2000);
-const daemonRssMiB = (rss('self') - baseRss) / N;
+const daemonRssMiB = (rssMiB('self') - baseRss) / N;
 const watchesPerDaemon = daemonRest.openWatches / N;
 
 async function runJobs(n: number, prefix: string): Promise<{ seconds: number; writes: number; cpu: number; peak: number }> {
   const before = count((k) => /^(update|patch) nodeimages\/status$/.test(k));
   const cpu0 = cpuSeconds(managerPid);
-  let peak = rss(managerPid);
+  let peak = rssMiB(managerPid);
   const start = Date.now();
   const created = await Promise.all(
     Array.from({ length: n }, (_, i) =>
@@ -129,7 +125,7 @@ async function runJobs(n: number, prefix: string): Promise<{ seconds: number; wr
     ),
   );
   for (;;) {
-    peak = Math.max(peak, rss(managerPid));
+    peak = Math.max(peak, rssMiB(managerPid));
     const done = await Promise.all(created.map(async (j) => (await jobs.get(NS, j.metadata?.name ?? '')).status?.completionTime !== undefined));
     if (done.every(Boolean)) break;
     await sleep(1000);
