@@ -2,7 +2,7 @@
 // request, then bind it to the pod: labels the daemon selects on, the pod's grace period and a
 // snapshot of each container's preStop hook, ports and current instance. Update: the binding and the
 // spec are frozen.
-import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { Container, Node, Pod } from './types/core.js';
 import { admit, reject } from './admission.js';
 import type { AdmissionResult } from './admission.js';
 import { CRR_FAILURE_POLICIES, CRR_FAILURE_POLICY_FAIL, isOneOf } from './enums.js';
@@ -68,8 +68,8 @@ export function validateContainerRecreateRequestSpec(spec: ContainerRecreateRequ
  */
 export function admitContainerRecreateRequestCreate(
   request: ContainerRecreateRequest,
-  pod: V1Pod | undefined,
-  node: V1Node | undefined,
+  pod: Pod | undefined,
+  node: Node | undefined,
 ): AdmissionResult<ContainerRecreateRequest> {
   // Webhooks see requests before the API server checks them against the schema.
   if (!isSet(request.spec)) return reject(400, [fieldError('spec', 'required')]);
@@ -148,7 +148,7 @@ function readOnlyFieldErrors(spec: ContainerRecreateRequestSpec): string[] {
 }
 
 /** Why containers of this pod cannot be recreated, or undefined when they can. */
-function podProblemFor(pod: V1Pod): string | undefined {
+function podProblemFor(pod: Pod): string | undefined {
   const phase = pod.status?.phase;
   const inactive = phase === 'Succeeded' || phase === 'Failed' || isSet(pod.metadata?.deletionTimestamp);
   // The sidecar terminator creates CRRs to stop sidecars of pods that have already finished.
@@ -162,7 +162,7 @@ function podProblemFor(pod: V1Pod): string | undefined {
 }
 
 /** The container with its pod snapshot, or why the pod cannot provide one. */
-function snapshotContainer(container: ContainerRecreateRequestContainer, pod: V1Pod): ContainerRecreateRequestContainer | string {
+function snapshotContainer(container: ContainerRecreateRequestContainer, pod: Pod): ContainerRecreateRequestContainer | string {
   const name = JSON.stringify(container.name);
   const podName = JSON.stringify(pod.metadata?.name ?? '');
   const spec = (pod.spec?.containers ?? []).find((c) => c.name === container.name);
@@ -182,7 +182,7 @@ function snapshotContainer(container: ContainerRecreateRequestContainer, pod: V1
 }
 
 /** exec, httpGet and tcpSocket hooks; a sleep hook has no CRR form and is dropped, as upstream does. */
-function preStopOf(container: V1Container): ProbeHandler | undefined {
+function preStopOf(container: Container): ProbeHandler | undefined {
   const hook = container.lifecycle?.preStop;
   if (!isSet(hook)) return undefined;
   const handler: ProbeHandler = {};

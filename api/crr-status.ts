@@ -2,7 +2,7 @@
 // finished, what its completed status says, and how the manager's container-status snapshot reads.
 import { CRR_PHASE_COMPLETED, CRR_PHASE_FAILED, CRR_PHASE_SUCCEEDED } from './enums.js';
 import { ANNOTATION_CRR_SYNC_CONTAINER_STATUSES } from './metadata-keys.js';
-import { formatTime } from './time.js';
+import { formatTime, timeMs } from './time.js';
 import type {
   ContainerRecreateRequest,
   ContainerRecreateRequestContainerRecreateState,
@@ -20,9 +20,7 @@ export function isCrrContainerFinished(state: ContainerRecreateRequestContainerR
 
 /** Milliseconds since the epoch of metadata.creationTimestamp (0 when absent). */
 export function crrCreatedMs(crr: ContainerRecreateRequest): number {
-  const t = crr.metadata?.creationTimestamp;
-  if (t === undefined) return 0;
-  return t instanceof Date ? t.getTime() : Date.parse(t);
+  return timeMs(crr.metadata?.creationTimestamp) ?? 0;
 }
 
 /**

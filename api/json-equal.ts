@@ -1,13 +1,10 @@
 /**
  * Equality of two decoded JSON documents as Go's decoder sees them: a null or absent field is the
- * same as an unset one; Dates (client-node's decoded timestamps) compare by instant.
+ * same as an unset one.
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === undefined || a === null || b === undefined || b === null) {
     return (a === undefined || a === null) && (b === undefined || b === null);
-  }
-  if (a instanceof Date || b instanceof Date) {
-    return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
   }
   if (Array.isArray(a) || Array.isArray(b)) {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));

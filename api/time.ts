@@ -11,3 +11,10 @@ const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d
 export function isRfc3339(value: string): boolean {
   return rfc3339.test(value) && !Number.isNaN(Date.parse(value));
 }
+
+/** Milliseconds since the epoch of a wire timestamp; undefined when absent or unreadable. */
+export function timeMs(t: Rfc3339 | undefined): number | undefined {
+  if (t === undefined) return undefined;
+  const ms = Date.parse(t);
+  return Number.isNaN(ms) ? undefined : ms;
+}

@@ -5,7 +5,8 @@ import type { NodeImage } from '../api/types/nodeimage.js';
 import { Informer } from '../kube/informer.js';
 import { kruise } from '../kube/kruise.js';
 import { ApiError, type RestClient } from '../kube/rest.js';
-import { Resource, type KubeObject } from '../kube/resource.js';
+import type { KubeObject } from '../api/types/common.js';
+import { Resource } from '../kube/resource.js';
 import { age, bar, table } from './format.js';
 import { crrVerdict, jobNodeProgress, jobPercent, jobVerdict } from './progress.js';
 

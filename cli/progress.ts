@@ -1,7 +1,7 @@
 import type { ImagePullJob } from '../api/types/imagepulljob.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
 import type { ContainerRecreateRequest } from '../api/types/containerrecreaterequest.js';
-import { nameAndTag } from '../daemon/cri/reference.js';
+import { nameAndTag } from '../api/image-reference.js';
 
 export interface NodeProgress {
   node: string;

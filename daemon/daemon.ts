@@ -1,3 +1,4 @@
+import type { Secret } from '../api/types/core.js';
 import type { ContainerRecreateRequest } from '../api/types/containerrecreaterequest.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
 import { EVENT_SOURCE_DAEMON_CRR, EVENT_SOURCE_DAEMON_IMAGE_PULLER } from '../api/events.js';
@@ -12,7 +13,7 @@ import { CrrExecutor, crrSelector } from './crr/controller.js';
 import { ImagePuller } from './imagepuller/controller.js';
 import { DiskGuard } from './imagepuller/diskguard.js';
 import { ProgressPoller } from './imagepuller/progress.js';
-import { SecretSource, type Secret } from './imagepuller/secrets.js';
+import { SecretSource } from './imagepuller/secrets.js';
 import { DaemonMetrics } from './metrics.js';
 
 export interface DaemonConfig {

@@ -1,6 +1,7 @@
 // Applies rendered manifests through the project's REST client (no kubectl needed).
 import { ApiError, type RestClient } from '../kube/rest.js';
-import { core, Resource, type KubeObject, type ResourceType } from '../kube/resource.js';
+import type { KubeObject } from '../api/types/common.js';
+import { core, Resource, type ResourceType } from '../kube/resource.js';
 import type { Rendered } from './kustomize.js';
 
 const rbac = (plural: string, kind: string, namespaced: boolean): ResourceType => ({ group: 'rbac.authorization.k8s.io', version: 'v1', plural, kind, namespaced });

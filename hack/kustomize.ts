@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { loadAll, load } from 'js-yaml';
-import type { KubeObject } from '../kube/resource.js';
+import type { KubeObject } from '../api/types/common.js';
 
 interface Kustomization {
   resources?: string[];

@@ -1,35 +1,19 @@
-import { existsSync } from 'node:fs';
 import type https from 'node:https';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterAccess } from './access.js';
-import { KubeConfigError } from './kubeconfig.js';
+import { configSource, KubeConfigError } from './kubeconfig.js';
 
 /**
  * The manager's kubeconfig through client-node, so every authentication kubectl supports works
- * out of cluster too; same precedence as the daemon's: --kubeconfig, $KUBECONFIG, in-cluster,
- * ~/.kube/config.
+ * out of cluster too; the daemon's precedence (configSource).
  */
 export function loadKubeConfig(explicitPath: string, env: NodeJS.ProcessEnv = process.env): KubeConfig {
+  const source = configSource(explicitPath, env);
   const kc = new KubeConfig();
   try {
-    if (explicitPath !== '') {
-      if (!existsSync(explicitPath)) throw new KubeConfigError(`--kubeconfig ${explicitPath} does not exist`);
-      kc.loadFromFile(explicitPath);
-    } else if (env['KUBECONFIG']) {
-      const first = env['KUBECONFIG'].split(':').find((p) => p !== '');
-      if (!first || !existsSync(first)) throw new KubeConfigError(`KUBECONFIG=${env['KUBECONFIG']} names no existing file`);
-      kc.loadFromFile(first);
-    } else if (env['KUBERNETES_SERVICE_HOST'] && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) {
-      kc.loadFromCluster();
-    } else if (existsSync(join(homedir(), '.kube', 'config'))) {
-      kc.loadFromFile(join(homedir(), '.kube', 'config'));
-    } else {
-      throw new KubeConfigError('no Kubernetes configuration: pass --kubeconfig PATH, set KUBECONFIG, or run in a pod with a service account');
-    }
+    if (source.kind === 'file') kc.loadFromFile(source.path);
+    else kc.loadFromCluster();
   } catch (err) {
-    if (err instanceof KubeConfigError) throw err;
     throw new KubeConfigError(`cannot load kubeconfig: ${(err as Error).message}`, { cause: err });
   }
   if (!kc.getCurrentCluster()) throw new KubeConfigError('the kubeconfig has no current cluster (check current-context)');

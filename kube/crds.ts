@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { sleep } from './informer.js';
 import { ApiError, type RestClient } from './rest.js';
-import { core, Resource, type KubeObject } from './resource.js';
+import type { KubeObject } from '../api/types/common.js';
+import { core, Resource } from './resource.js';
 
 interface Crd extends KubeObject {
   spec?: { names?: { plural?: string } };

@@ -3,7 +3,8 @@ import pLimit from 'p-limit';
 import { componentLogger, errorFields, type Logger } from './log.js';
 import { TokenBucket } from './ratelimit.js';
 import { ApiError } from './rest.js';
-import { core, PATCH_MERGE, Resource, type KubeObject } from './resource.js';
+import type { KubeObject } from '../api/types/common.js';
+import { core, PATCH_MERGE, Resource } from './resource.js';
 import type { RestClient } from './rest.js';
 
 export type EventType = 'Normal' | 'Warning';

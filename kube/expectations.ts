@@ -1,10 +1,4 @@
-/** Whether resourceVersion `seen` is at least `wanted`; etcd versions are integers, others only compare equal. */
-export function resourceVersionAtLeast(seen: string | undefined, wanted: string): boolean {
-  if (seen === undefined || seen === '') return false;
-  if (seen === wanted) return true;
-  if (!/^\d+$/.test(seen) || !/^\d+$/.test(wanted)) return false;
-  return BigInt(seen) >= BigInt(wanted);
-}
+import { resourceVersionAtLeast } from './resource-version.js';
 
 interface Expected<M> {
   resourceVersion: string;

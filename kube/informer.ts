@@ -1,7 +1,8 @@
 import type { Logger } from './log.js';
 import { componentLogger, errorFields } from './log.js';
 import { ApiError, type StatusBody, type WatchEvent } from './rest.js';
-import { objectKey, type KubeObject, type Resource } from './resource.js';
+import type { KubeObject } from '../api/types/common.js';
+import { objectKey, type Resource } from './resource.js';
 
 export interface EventHandlers<T> {
   add?: (obj: T) => void;

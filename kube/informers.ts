@@ -1,6 +1,7 @@
 import { Informer, type InformerOptions } from './informer.js';
 import type { Logger } from './log.js';
-import { Resource, type KubeObject, type ResourceType } from './resource.js';
+import type { KubeObject } from '../api/types/common.js';
+import { Resource, type ResourceType } from './resource.js';
 import type { RestClient } from './rest.js';
 
 /**

@@ -18,7 +18,7 @@ interface KubeConfigFile {
   'current-context'?: string;
 }
 
-const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 function str(o: Record<string, unknown> | undefined, k: string): string | undefined {
   const v = o?.[k];
@@ -87,28 +87,40 @@ function inCluster(env: NodeJS.ProcessEnv): ClusterAccess {
   const port = env['KUBERNETES_SERVICE_PORT'] ?? '443';
   return {
     server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    ca: readFileSync(join(serviceAccountDir, 'ca.crt')),
-    headers: tokenFileHeaders(join(serviceAccountDir, 'token')),
+    ca: readFileSync(join(SERVICE_ACCOUNT_DIR, 'ca.crt')),
+    headers: tokenFileHeaders(join(SERVICE_ACCOUNT_DIR, 'token')),
   };
 }
 
+/** Where client configuration comes from: a kubeconfig file, or the pod's service account. */
+export type ConfigSource = { kind: 'file'; path: string } | { kind: 'in-cluster' };
+
 /**
- * Loads client configuration the way kubectl and controller-runtime do: an explicit --kubeconfig,
- * then $KUBECONFIG, then the in-cluster service account, then ~/.kube/config. A small reader of its
- * own (tokens, token files, client certificates, CA, in-cluster) keeps the daemon lean.
+ * The precedence kubectl and controller-runtime use: an explicit --kubeconfig, then $KUBECONFIG
+ * (its first entry), then the in-cluster service account, then ~/.kube/config. Both readers (this
+ * module's lean one and client-node's for the manager) follow it.
  */
-export function loadClusterAccess(explicitPath: string, env: NodeJS.ProcessEnv = process.env): ClusterAccess {
+export function configSource(explicitPath: string, env: NodeJS.ProcessEnv = process.env): ConfigSource {
   if (explicitPath !== '') {
     if (!existsSync(explicitPath)) throw new KubeConfigError(`--kubeconfig ${explicitPath} does not exist`);
-    return fromFile(explicitPath);
+    return { kind: 'file', path: explicitPath };
   }
   if (env['KUBECONFIG']) {
     const first = env['KUBECONFIG'].split(':').find((p) => p !== '');
     if (!first || !existsSync(first)) throw new KubeConfigError(`KUBECONFIG=${env['KUBECONFIG']} names no existing file`);
-    return fromFile(first);
+    return { kind: 'file', path: first };
   }
-  if (env['KUBERNETES_SERVICE_HOST'] && existsSync(join(serviceAccountDir, 'token'))) return inCluster(env);
+  if (env['KUBERNETES_SERVICE_HOST'] && existsSync(join(SERVICE_ACCOUNT_DIR, 'token'))) return { kind: 'in-cluster' };
   const home = join(homedir(), '.kube', 'config');
-  if (existsSync(home)) return fromFile(home);
+  if (existsSync(home)) return { kind: 'file', path: home };
   throw new KubeConfigError('no Kubernetes configuration: pass --kubeconfig PATH, set KUBECONFIG, or run in a pod with a service account');
+}
+
+/**
+ * Client configuration in configSource's precedence, read by a small reader of its own (tokens,
+ * token files, client certificates, CA, in-cluster) that keeps the daemon free of client-node.
+ */
+export function loadClusterAccess(explicitPath: string, env: NodeJS.ProcessEnv = process.env): ClusterAccess {
+  const source = configSource(explicitPath, env);
+  return source.kind === 'file' ? fromFile(source.path) : inCluster(env);
 }

@@ -1,4 +1,4 @@
-import type { V1LabelSelector } from '@kubernetes/client-node';
+import type { LabelSelector } from '../api/types/core.js';
 
 export type Labels = Readonly<Record<string, string>> | undefined;
 
@@ -7,7 +7,7 @@ export type Labels = Readonly<Record<string, string>> | undefined;
  * requirement must hold; NotIn and DoesNotExist hold for a missing key; an empty selector matches
  * everything. Callers decide what an absent (null) selector means.
  */
-export function selectorMatches(selector: V1LabelSelector, labels: Labels): boolean {
+export function selectorMatches(selector: LabelSelector, labels: Labels): boolean {
   const l = labels ?? {};
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
     if (l[key] !== value) return false;

@@ -1,7 +1,8 @@
 import { componentLogger, errorFields, type Logger } from './log.js';
 import { ApiError } from './rest.js';
 import { sleep } from './informer.js';
-import type { KubeObject, Resource } from './resource.js';
+import type { KubeObject } from '../api/types/common.js';
+import type { Resource } from './resource.js';
 
 export interface Lease extends KubeObject {
   spec?: {

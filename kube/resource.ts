@@ -1,29 +1,5 @@
+import type { KubeList, KubeObject } from '../api/types/common.js';
 import type { RestClient, Query, WatchEvent } from './rest.js';
-
-/** The least every object has; kinds add spec and status. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    generation?: number;
-    creationTimestamp?: Date | string;
-    deletionTimestamp?: Date | string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    finalizers?: string[];
-    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }>;
-    generateName?: string;
-  };
-}
-
-export interface KubeList<T> {
-  items: T[];
-  metadata?: { resourceVersion?: string; continue?: string };
-}
 
 export interface ResourceType {
   group: string;

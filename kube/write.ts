@@ -1,5 +1,6 @@
 import { ApiError } from './rest.js';
-import type { KubeObject, Resource } from './resource.js';
+import type { KubeObject } from '../api/types/common.js';
+import type { Resource } from './resource.js';
 
 export interface UpdateOptions<T> {
   /** Write the status subresource instead of the object. */

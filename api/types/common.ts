@@ -1,4 +1,4 @@
-import type { V1ListMeta, V1ObjectMeta } from '@kubernetes/client-node';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
 
 /** Kubernetes int-or-string: a number or a string such as "2" or "20%". */
 export type IntOrString = number | string;
@@ -7,13 +7,37 @@ export type IntOrString = number | string;
 export type Rfc3339 = string;
 
 /**
- * Envelope of an API object. apiVersion and kind are optional because list items returned by the
+ * A client-node model as it travels on the wire and as kube/rest.ts hands it over: client-node's
+ * classes say Date where the JSON carries RFC 3339 strings, and nothing here revives them.
+ */
+export type Wire<T> = T extends Date
+  ? Rfc3339
+  : T extends ReadonlyArray<infer U>
+    ? Array<Wire<U>>
+    : T extends object
+      ? { [K in keyof T]: Wire<T[K]> }
+      : T;
+
+export type ObjectMeta = Wire<V1ObjectMeta>;
+/** List metadata; written out because client-node calls `continue` `_continue`. */
+export interface ListMeta {
+  resourceVersion?: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+/**
+ * The least every object has. apiVersion and kind are optional because list items returned by the
  * API server omit them.
  */
-export interface KubeObject<Spec, Status> {
+export interface KubeObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: V1ObjectMeta;
+  metadata?: ObjectMeta;
+}
+
+/** A kind with a spec and a status, such as the custom resources of apps.kruise.io. */
+export interface CustomObject<Spec, Status> extends KubeObject {
   spec: Spec;
   status?: Status;
 }
@@ -21,7 +45,7 @@ export interface KubeObject<Spec, Status> {
 export interface KubeList<T> {
   apiVersion?: string;
   kind?: string;
-  metadata?: V1ListMeta;
+  metadata?: ListMeta;
   items: T[];
 }
 

@@ -1,16 +1,16 @@
-import type { V1ContainerPort, V1ExecAction, V1HTTPGetAction, V1TCPSocketAction } from '@kubernetes/client-node';
+import type { ContainerPort, ExecAction, HTTPGetAction, TCPSocketAction } from './core.js';
 import type {
   ContainerRecreateRequestContainerPhase,
   ContainerRecreateRequestFailurePolicy,
   ContainerRecreateRequestPhase,
 } from '../enums.js';
-import type { KubeList, KubeObject, Rfc3339 } from './common.js';
+import type { KubeList, CustomObject, Rfc3339 } from './common.js';
 
 /** The pod container's preStop hook, without the sleep action upstream's CRR type lacks. */
 export interface ProbeHandler {
-  exec?: V1ExecAction;
-  httpGet?: V1HTTPGetAction;
-  tcpSocket?: V1TCPSocketAction;
+  exec?: ExecAction;
+  httpGet?: HTTPGetAction;
+  tcpSocket?: TCPSocketAction;
 }
 
 /** The container instance the CRR was created against. */
@@ -25,7 +25,7 @@ export interface ContainerRecreateRequestContainer {
   /** Copied from the pod by the webhook; users must not set it. */
   preStop?: ProbeHandler;
   /** Copied from the pod by the webhook when preStop is httpGet; users must not set it. */
-  ports?: V1ContainerPort[];
+  ports?: ContainerPort[];
   /** Copied from the pod status by the webhook; users must not set it. */
   statusContext?: ContainerRecreateRequestContainerContext;
 }
@@ -75,7 +75,7 @@ export interface ContainerRecreateRequestSyncContainerStatus {
   containerID?: string;
 }
 
-export type ContainerRecreateRequest = KubeObject<ContainerRecreateRequestSpec, ContainerRecreateRequestStatus>;
+export type ContainerRecreateRequest = CustomObject<ContainerRecreateRequestSpec, ContainerRecreateRequestStatus>;
 export type ContainerRecreateRequestList = KubeList<ContainerRecreateRequest>;
 
 /**

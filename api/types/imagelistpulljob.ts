@@ -1,4 +1,4 @@
-import type { KubeList, KubeObject, Rfc3339 } from './common.js';
+import type { KubeList, CustomObject, Rfc3339 } from './common.js';
 import type { ImagePullJobTemplate } from './imagepulljob.js';
 
 export interface ImageListPullJobSpec extends ImagePullJobTemplate {
@@ -24,5 +24,5 @@ export interface ImageListPullJobStatus {
   failedImageStatuses?: FailedImageStatus[];
 }
 
-export type ImageListPullJob = KubeObject<ImageListPullJobSpec, ImageListPullJobStatus>;
+export type ImageListPullJob = CustomObject<ImageListPullJobSpec, ImageListPullJobStatus>;
 export type ImageListPullJobList = KubeList<ImageListPullJob>;

@@ -1,6 +1,6 @@
-import type { V1LabelSelector } from '@kubernetes/client-node';
+import type { LabelSelector } from './core.js';
 import type { CompletionPolicyType, ImagePullPolicy } from '../enums.js';
-import type { IntOrString, KubeList, KubeObject, Rfc3339, SandboxConfig } from './common.js';
+import type { IntOrString, KubeList, CustomObject, Rfc3339, SandboxConfig } from './common.js';
 
 export interface PullPolicy {
   /** int32; default 600. */
@@ -19,12 +19,12 @@ export interface CompletionPolicy {
 }
 
 /** Nodes by name, or by a label selector on NodeImage (= Node) labels; not both. */
-export interface ImagePullJobNodeSelector extends V1LabelSelector {
+export interface ImagePullJobNodeSelector extends LabelSelector {
   names?: string[];
 }
 
 /** Pods in the job's namespace whose nodes should pull the image. */
-export type ImagePullJobPodSelector = V1LabelSelector;
+export type ImagePullJobPodSelector = LabelSelector;
 
 /** The part of the spec ImagePullJob and ImageListPullJob share. */
 export interface ImagePullJobTemplate {
@@ -57,5 +57,5 @@ export interface ImagePullJobStatus {
   message?: string;
 }
 
-export type ImagePullJob = KubeObject<ImagePullJobSpec, ImagePullJobStatus>;
+export type ImagePullJob = CustomObject<ImagePullJobSpec, ImagePullJobStatus>;
 export type ImagePullJobList = KubeList<ImagePullJob>;

@@ -1,6 +1,6 @@
-import type { V1ObjectReference } from '@kubernetes/client-node';
+import type { ObjectReference } from './core.js';
 import type { ImagePullPhase, ImagePullPolicy, SyncStatusPhase } from '../enums.js';
-import type { KubeList, KubeObject, ReferenceObject, Rfc3339, SandboxConfig } from './common.js';
+import type { KubeList, CustomObject, ReferenceObject, Rfc3339, SandboxConfig } from './common.js';
 
 export interface ImageTagPullPolicy {
   /** int32; default 600. */
@@ -19,7 +19,7 @@ export interface ImageTagSpec {
   createdAt?: Rfc3339;
   pullPolicy?: ImageTagPullPolicy;
   /** The ImagePullJobs that want this tag. */
-  ownerReferences?: V1ObjectReference[];
+  ownerReferences?: ObjectReference[];
   /** int64; bumped to ask for a fresh pull round. */
   version?: number;
   imagePullPolicy?: ImagePullPolicy;
@@ -71,7 +71,7 @@ export interface NodeImageStatus {
 }
 
 /** Cluster-scoped, one per Node and named after it. */
-export interface NodeImage extends Omit<KubeObject<NodeImageSpec, NodeImageStatus>, 'spec'> {
+export interface NodeImage extends Omit<CustomObject<NodeImageSpec, NodeImageStatus>, 'spec'> {
   /** Absent on a freshly created NodeImage. */
   spec?: NodeImageSpec;
 }

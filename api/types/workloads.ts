@@ -1,8 +1,8 @@
 // The parts of the Kruise workloads that the manager reads for image pre-download. These objects
 // carry many more fields; only the ones kruise-ts consumes are modelled.
-import type { V1ControllerRevision, V1LabelSelector, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { LabelSelector, PodTemplateSpec } from './core.js';
 import type { PodUpdatePolicy, StatefulSetUpdateStrategyType } from '../enums.js';
-import type { IntOrString, KubeObject } from './common.js';
+import type { IntOrString, CustomObject } from './common.js';
 
 export interface CloneSetUpdateStrategy {
   type?: PodUpdatePolicy;
@@ -14,8 +14,8 @@ export interface CloneSetUpdateStrategy {
 
 export interface CloneSetSpec {
   replicas?: number;
-  selector: V1LabelSelector;
-  template: V1PodTemplateSpec;
+  selector: LabelSelector;
+  template: PodTemplateSpec;
   updateStrategy?: CloneSetUpdateStrategy;
 }
 
@@ -30,7 +30,7 @@ export interface CloneSetStatus {
 }
 
 /** apps.kruise.io/v1alpha1 CloneSet. */
-export type CloneSet = KubeObject<CloneSetSpec, CloneSetStatus>;
+export type CloneSet = CustomObject<CloneSetSpec, CloneSetStatus>;
 
 export interface StatefulSetRollingUpdateStrategy {
   partition?: number;
@@ -45,8 +45,8 @@ export interface StatefulSetUpdateStrategy {
 
 export interface StatefulSetSpec {
   replicas?: number;
-  selector: V1LabelSelector;
-  template: V1PodTemplateSpec;
+  selector: LabelSelector;
+  template: PodTemplateSpec;
   updateStrategy?: StatefulSetUpdateStrategy;
 }
 
@@ -63,7 +63,5 @@ export interface StatefulSetStatus {
 }
 
 /** apps.kruise.io/v1beta1 Advanced StatefulSet. */
-export type AdvancedStatefulSet = KubeObject<StatefulSetSpec, StatefulSetStatus>;
+export type AdvancedStatefulSet = CustomObject<StatefulSetSpec, StatefulSetStatus>;
 
-/** apps/v1 ControllerRevision; pre-download labels the update revision. */
-export type ControllerRevision = V1ControllerRevision;

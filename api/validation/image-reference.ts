@@ -1,5 +1,5 @@
-import { InvalidReferenceError, isDigest, joinNameTag, parseReference } from '../../daemon/cri/reference.js';
-import type { ImageReference } from '../../daemon/cri/reference.js';
+import { InvalidReferenceError, isDigest, joinNameTag, parseReference } from '../image-reference.js';
+import type { ImageReference } from '../image-reference.js';
 
 /** Why `image` is not a reference the daemon can pull, or undefined when it is. */
 export function imageReferenceProblem(image: string): string | undefined {

@@ -1,4 +1,4 @@
-import type { V1LabelSelector } from '@kubernetes/client-node';
+import type { LabelSelector } from '../types/core.js';
 import { LABEL_SELECTOR_OPERATORS, SELECTOR_OP_DOES_NOT_EXIST, SELECTOR_OP_EXISTS, isOneOf } from '../enums.js';
 import { child, fieldError, index, isSet, notSupported } from './field-path.js';
 import { labelKeyProblem, labelValueProblem } from './names.js';
@@ -7,7 +7,7 @@ import { labelKeyProblem, labelValueProblem } from './names.js';
  * The rules metav1.LabelSelectorAsSelector enforces: valid keys and values, a known operator, values
  * for In/NotIn and none for Exists/DoesNotExist.
  */
-export function validateLabelSelector(selector: V1LabelSelector, path: string): string[] {
+export function validateLabelSelector(selector: LabelSelector, path: string): string[] {
   const errors: string[] = [];
   const matchLabels = selector.matchLabels ?? {};
   for (const [key, value] of Object.entries(matchLabels)) {

@@ -4,6 +4,7 @@ import type { ContainerRecreateRequest, ContainerRecreateRequestStatus } from '.
 import type { EventRecorder } from '../../kube/events.js';
 import type { Informer } from '../../kube/informer.js';
 import { componentLogger, type Logger } from '../../kube/log.js';
+import { newerResourceVersion } from '../../kube/resource-version.js';
 import { ApiError } from '../../kube/rest.js';
 import { objectKey, type Resource } from '../../kube/resource.js';
 import { WorkQueue, type Result } from '../../kube/workqueue.js';
@@ -103,7 +104,7 @@ export class CrrExecutor {
     const key = objectKey(crr);
     const mine = this.written.get(key);
     if (mine === undefined) return crr;
-    if (newerVersion(mine.metadata?.resourceVersion, crr.metadata?.resourceVersion)) return mine;
+    if (newerResourceVersion(mine.metadata?.resourceVersion, crr.metadata?.resourceVersion)) return mine;
     this.written.delete(key);
     return crr;
   }
@@ -220,10 +221,4 @@ export class CrrExecutor {
 
 function podUidOf(crr: ContainerRecreateRequest): string {
   return crr.metadata?.labels?.[LABEL_CRR_POD_UID] ?? '';
-}
-
-/** resourceVersions are etcd revisions: a larger one is newer. Opaque ones never win. */
-export function newerVersion(a: string | undefined, b: string | undefined): boolean {
-  if (a === undefined || b === undefined || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
-  return BigInt(a) > BigInt(b);
 }

@@ -1,7 +1,7 @@
 // A container's preStop hook run the way the kubelet runs it: exec inside the container through
 // the runtime, httpGet from the node against the pod. tcpSocket hooks, which the kubelet ignores,
 // open and close a connection (an application can take it as its cue to drain).
-import type { V1ContainerPort } from '@kubernetes/client-node';
+import type { ContainerPort } from '../../api/types/core.js';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
@@ -13,7 +13,7 @@ export interface PreStopContext {
   cri: CriClient;
   containerId: string;
   containerName: string;
-  ports: V1ContainerPort[];
+  ports: ContainerPort[];
   pod: { name: string; namespace: string; uid: string };
   /** The pod's address for hooks without a host. */
   podAddress: () => Promise<string>;
@@ -45,7 +45,7 @@ async function execHook(command: string[], ctx: PreStopContext): Promise<string 
 }
 
 /** A port number, or a named port of the container. */
-export function resolvePort(port: number | string, ports: readonly V1ContainerPort[]): number | undefined {
+export function resolvePort(port: number | string, ports: readonly ContainerPort[]): number | undefined {
   if (typeof port === 'number') return port > 0 && port < 65536 ? port : undefined;
   if (/^\d+$/.test(port)) return resolvePort(Number(port), ports);
   return ports.find((p) => p.name === port)?.containerPort;

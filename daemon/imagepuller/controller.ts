@@ -9,7 +9,7 @@ import { componentLogger, errorFields, type Logger } from '../../kube/log.js';
 import type { Resource } from '../../kube/resource.js';
 import { WorkQueue } from '../../kube/workqueue.js';
 import type { CriClient } from '../cri/client.js';
-import { joinNameTag } from '../cri/reference.js';
+import { joinNameTag } from '../../api/image-reference.js';
 import { credentialsFor } from './credentials.js';
 import type { DaemonMetrics } from '../metrics.js';
 import { planPulls, type PullPlan } from './plan.js';

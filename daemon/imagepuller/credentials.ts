@@ -2,7 +2,7 @@
 // rules (k8s.io/kubernetes pkg/credentialprovider/keyring.go), so an ImagePullJob pulls with the
 // same credentials a Pod using the same secrets would.
 
-import { defaultDomain, parseReference } from '../cri/reference.js';
+import { defaultDomain, parseReference } from '../../api/image-reference.js';
 
 export interface RegistryAuth {
   username: string;

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP } from 'node:net';
-import { defaultDomain, defaultTag, isDigest, parseReference } from '../cri/reference.js';
+import { defaultDomain, defaultTag, isDigest, parseReference } from '../../api/image-reference.js';
 import type { RegistryAuth } from './credentials.js';
 
 export interface LayerInfo {

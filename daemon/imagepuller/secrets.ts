@@ -1,10 +1,9 @@
-import type { V1Secret } from '@kubernetes/client-node';
+import type { Secret } from '../../api/types/core.js';
 import type { ReferenceObject } from '../../api/types/common.js';
 import { ApiError } from '../../kube/rest.js';
-import type { KubeObject, Resource } from '../../kube/resource.js';
+import type { Resource } from '../../kube/resource.js';
 import { CredentialError, parseDockerSecret, type KeyringEntry } from './credentials.js';
 
-export type Secret = V1Secret & KubeObject;
 
 /**
  * Reads pull secrets for the daemon, only from its own secret namespace (the manager copies job

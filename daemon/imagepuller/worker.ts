@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CriError } from '../cri/errors.js';
 import type { CriClient } from '../cri/client.js';
-import { parseReference, pullString } from '../cri/reference.js';
+import { parseReference, pullString } from '../../api/image-reference.js';
 import type { AuthConfig } from '../../proto/gen/runtime/v1/AuthConfig.js';
 import type { PodSandboxConfig } from '../../proto/gen/runtime/v1/PodSandboxConfig.js';
 import { ANNOTATION_PULLING_IMAGE_BY, PULLING_IMAGE_BY_KRUISE_DAEMON } from '../../api/metadata-keys.js';

@@ -9,7 +9,8 @@ import type { ContainerRecreateRequest } from '../../api/types/containerrecreate
 import { kruise } from '../../kube/kruise.js';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { RestClient } from '../../kube/rest.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource } from '../../kube/resource.js';
 import { down, up, type LocalEnv } from '../kruise.js';
 import { percentile } from './stats.js';
 

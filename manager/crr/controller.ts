@@ -1,4 +1,4 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '../../api/types/core.js';
 import { completedCrrStatus, isCrrCompleted } from '../../api/crr-status.js';
 import { ANNOTATION_CRR_SYNC_CONTAINER_STATUSES, ANNOTATION_CRR_UNREADY_ACQUIRED, FINALIZER_CRR_UNREADY_ACQUIRED, LABEL_CRR_ACTIVE, LABEL_CRR_POD_UID } from '../../api/metadata-keys.js';
 import type { ContainerRecreateRequest } from '../../api/types/containerrecreaterequest.js';
@@ -7,14 +7,13 @@ import type { Informer } from '../../kube/informer.js';
 import { kruise } from '../../kube/kruise.js';
 import type { Logger } from '../../kube/log.js';
 import { ApiError } from '../../kube/rest.js';
-import { core, objectKey, PATCH_MERGE, Resource, type KubeObject } from '../../kube/resource.js';
+import { core, objectKey, PATCH_MERGE, Resource } from '../../kube/resource.js';
 import type { Result } from '../../kube/workqueue.js';
 import { deleteIfExists, updateWithRetry } from '../../kube/write.js';
 import type { ControllerContext } from '../controllers.js';
 import { planCrrManager, type ManagerPlan } from './plan.js';
 import { addHolder, crrHolder, removeHolder } from './readiness.js';
 
-type Pod = V1Pod & KubeObject;
 const INDEX_POD_UID = 'podUid';
 const CONTROLLER_NAME = 'containerrecreaterequest';
 // Each plan step is one write; a CRR needs at most a handful in a row.

@@ -1,7 +1,7 @@
 // The manager's CRR decisions as one pure function of the CRR, its pod and the time: the single next
 // write to make, or how long until something is due. The controller makes that write and asks again,
 // so a manager restarted between any two writes carries on from what is stored.
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '../../api/types/core.js';
 import { completedCrrStatus, crrCreatedMs, isCrrCompleted } from '../../api/crr-status.js';
 import { CRR_PHASE_RECREATING } from '../../api/enums.js';
 import { CRR_DAEMON_RESPONSE_TIMEOUT_SECONDS } from '../../api/limits.js';
@@ -34,7 +34,7 @@ export type ManagerPlan =
 
 const TIMER_SLACK_MS = 100;
 
-export function planCrrManager(crr: ContainerRecreateRequest, pod: V1Pod | undefined, nowMs: number): ManagerPlan {
+export function planCrrManager(crr: ContainerRecreateRequest, pod: Pod | undefined, nowMs: number): ManagerPlan {
   const deleting = crr.metadata?.deletionTimestamp !== undefined;
   const finalizer = (crr.metadata?.finalizers ?? []).includes(FINALIZER_CRR_UNREADY_ACQUIRED);
   const holder = crrHolder(crr.metadata?.namespace ?? '', crr.metadata?.name ?? '');
@@ -91,14 +91,14 @@ export function planCrrManager(crr: ContainerRecreateRequest, pod: V1Pod | undef
  * The pod's statuses of the CRR's containers that run an instance started at or after the CRR was
  * created: the recreated ones, whose readiness tells the daemon when a container is back.
  */
-export function recreatedContainerStatuses(crr: ContainerRecreateRequest, pod: V1Pod): ContainerRecreateRequestSyncContainerStatus[] {
+export function recreatedContainerStatuses(crr: ContainerRecreateRequest, pod: Pod): ContainerRecreateRequestSyncContainerStatus[] {
   const created = Math.floor(crrCreatedMs(crr) / 1000) * 1000;
   const out: ContainerRecreateRequestSyncContainerStatus[] = [];
   for (const c of crr.spec.containers) {
     const s = (pod.status?.containerStatuses ?? []).find((cs) => cs.name === c.name);
     const startedAt = s?.state?.running?.startedAt;
     if (s === undefined || startedAt === undefined || startedAt === null) continue;
-    const started = startedAt instanceof Date ? startedAt.getTime() : Date.parse(String(startedAt));
+    const started = Date.parse(startedAt);
     if (Number.isNaN(started) || started < created) continue;
     const entry: ContainerRecreateRequestSyncContainerStatus = { name: c.name, ready: s.ready, restartCount: s.restartCount };
     if (s.containerID !== undefined && s.containerID !== '') entry.containerID = s.containerID;

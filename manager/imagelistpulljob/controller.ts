@@ -18,7 +18,8 @@ import { createIfMissing, deleteIfExists, updateWithRetry } from '../../kube/wri
 import type { ControllerContext } from '../controllers.js';
 import { imagePullJobInformer } from '../imagepulljob/controller.js';
 import { jobKey } from '../imagepulljob/target.js';
-import { isDeleting, timeMs } from '../nodeimage/desired.js';
+import { isDeleting } from '../../api/object-meta.js';
+import { timeMs } from '../../api/time.js';
 import { planChildren } from './desired.js';
 import { listStatus } from './status.js';
 

@@ -5,7 +5,7 @@ import { API_VERSION_V1ALPHA1, KIND_IMAGE_LIST_PULL_JOB } from '../../api/group-
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/metadata-keys.js';
 import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob, ImagePullJobTemplate } from '../../api/types/imagepulljob.js';
-import { isDeleting } from '../nodeimage/desired.js';
+import { isDeleting } from '../../api/object-meta.js';
 
 export function templateOf(list: ImageListPullJob): ImagePullJobTemplate {
   const { images: _images, ...template } = list.spec;

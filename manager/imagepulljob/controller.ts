@@ -1,3 +1,4 @@
+import type { Pod, Secret } from '../../api/types/core.js';
 // The ImagePullJob controller (upstream §8): turns a job into per-node desired state in NodeImages,
 // at most `parallelism` nodes pulling at once, and reports the nodes' results in the job's status.
 // Everything is read from the shared caches; a reconcile writes only the NodeImages whose desired
@@ -31,11 +32,11 @@ import { core, Resource } from '../../kube/resource.js';
 import type { Result } from '../../kube/workqueue.js';
 import { deleteIfExists, updateWithRetry } from '../../kube/write.js';
 import type { ControllerContext } from '../controllers.js';
-import { isDeleting, timeMs } from '../nodeimage/desired.js';
+import { isDeleting } from '../../api/object-meta.js';
+import { timeMs } from '../../api/time.js';
 import { INDEX_NODE_IMAGE_BY_OWNER_UID, nodeImageInformer } from '../nodeimage/controller.js';
 import { applyJobTag, releaseJobTag } from './desired.js';
-import { selectNodes, selectsNodeImage, type NodeSource, type Pod } from './nodes.js';
-import type { Secret } from './secrets.js';
+import { selectNodes, selectsNodeImage, type NodeSource } from './nodes.js';
 import { INDEX_SECRET_BY_REFERENCE, PullSecretSync } from './secretsync.js';
 import { nodeView, planJob, type NodeView } from './status.js';
 import { jobEventTarget, jobKey, jobTarget, parallelismOf, type JobTarget } from './target.js';

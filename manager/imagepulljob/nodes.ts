@@ -1,13 +1,11 @@
 // Which nodes an ImagePullJob pulls on (upstream §8.2): nodes of the job's pods, named nodes,
 // nodes whose labels match, or every node; a node counts once it has a NodeImage.
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
 import { selectorMatches } from '../../kube/labels.js';
-import type { KubeObject } from '../../kube/resource.js';
-import { isDeleting } from '../nodeimage/desired.js';
+import { isDeleting } from '../../api/object-meta.js';
 
-export type Pod = V1Pod & KubeObject;
 
 /** What selection reads: the caches of NodeImages and pods. */
 export interface NodeSource {

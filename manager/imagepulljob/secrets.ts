@@ -2,13 +2,11 @@
 // in its own namespace, so each job secret is copied there, one copy per source secret shared by
 // every job that uses it. The copy's references annotation lists those jobs; the last job to let go
 // deletes it. Pure: the planning half of the sync.
-import type { V1Secret } from '@kubernetes/client-node';
+import type { Secret } from '../../api/types/core.js';
 import { createHash } from 'node:crypto';
 import { jsonEqual } from '../../api/json-equal.js';
 import { ANNOTATION_SECRET_MODE, ANNOTATION_SECRET_REFERENCES, ANNOTATION_SECRET_SOURCE_KEY, SECRET_MODE_BATCH } from '../../api/metadata-keys.js';
-import type { KubeObject } from '../../kube/resource.js';
 
-export type Secret = V1Secret & KubeObject;
 
 /**
  * The copy's name, the same for every job and every replica of the manager: jobs racing to create

@@ -1,3 +1,4 @@
+import type { Secret } from '../../api/types/core.js';
 // The writing half of the pull-secret sync: claims and releases copies in the daemon's namespace
 // with optimistic concurrency, so jobs sharing a copy never drop each other from it.
 import type { ReferenceObject } from '../../api/types/common.js';
@@ -6,7 +7,7 @@ import type { Informer } from '../../kube/informer.js';
 import { ApiError, type RestClient } from '../../kube/rest.js';
 import { core, Resource } from '../../kube/resource.js';
 import { createIfMissing } from '../../kube/write.js';
-import { copyName, desiredCopy, referencesOf, releasedCopy, type Secret } from './secrets.js';
+import { copyName, desiredCopy, referencesOf, releasedCopy } from './secrets.js';
 import { jobKey } from './target.js';
 
 function sourceKey(s: Secret): string {

@@ -6,7 +6,7 @@ import { MESSAGE_JOB_COMPLETED, MESSAGE_JOB_DEADLINE_EXCEEDED, jobProgressMessag
 import { formatTime } from '../../api/time.js';
 import type { ImagePullJob, ImagePullJobStatus } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
-import { timeMs } from '../nodeimage/desired.js';
+import { timeMs } from '../../api/time.js';
 import { ownedBy, policyCovers, sameRef, tagStatusOf } from './desired.js';
 import type { JobTarget } from './target.js';
 

@@ -1,6 +1,6 @@
 // What one ImagePullJob asks of every node it selects: the NodeImage key and tag of its image, the
 // ownerReference it leaves there, and the pull policy the tag carries.
-import type { V1ObjectReference } from '@kubernetes/client-node';
+import type { ObjectReference } from '../../api/types/core.js';
 import { createHash } from 'node:crypto';
 import { COMPLETION_POLICY_NEVER, IMAGE_PULL_POLICY_IF_NOT_PRESENT, type ImagePullPolicy } from '../../api/enums.js';
 import { API_VERSION_V1ALPHA1, KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
@@ -17,7 +17,7 @@ import {
 import type { ReferenceObject, SandboxConfig } from '../../api/types/common.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ImageTagPullPolicy } from '../../api/types/nodeimage.js';
-import { InvalidReferenceError, nameAndTag } from '../../daemon/cri/reference.js';
+import { InvalidReferenceError, nameAndTag } from '../../api/image-reference.js';
 import type { EventTarget } from '../../kube/events.js';
 
 export interface JobTarget {
@@ -28,7 +28,7 @@ export interface JobTarget {
   image: string;
   /** Tag, or digest when the reference pins one. */
   tag: string;
-  ownerRef: V1ObjectReference;
+  ownerRef: ObjectReference;
   /** References to the job's pull secrets in the daemon's secret namespace. */
   secretRefs: ReferenceObject[];
   imagePullPolicy: ImagePullPolicy;

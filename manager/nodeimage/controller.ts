@@ -1,7 +1,7 @@
 // The NodeImage controller (upstream §7): one NodeImage per Node, labels mirrored, deleted with the
 // Node; tags whose owners are gone or whose TTL passed are dropped; tags a node never answers are
 // failed. Reads only the shared caches; writes only what differs.
-import type { V1Node, V1ObjectReference } from '@kubernetes/client-node';
+import type { Node, ObjectReference, Secret } from '../../api/types/core.js';
 import { EVENT_SOURCE_NODE_IMAGE_CONTROLLER, EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED } from '../../api/events.js';
 import { API_VERSION_V1ALPHA1, KIND_IMAGE_PULL_JOB, KIND_NODE_IMAGE } from '../../api/group-version.js';
 import { jsonEqual } from '../../api/json-equal.js';
@@ -15,17 +15,16 @@ import { kruise } from '../../kube/kruise.js';
 import { sameLabels } from '../../kube/labels.js';
 import type { Logger } from '../../kube/log.js';
 import { ApiError } from '../../kube/rest.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import { core, Resource } from '../../kube/resource.js';
 import type { Result } from '../../kube/workqueue.js';
-import type { Secret } from '../imagepulljob/secrets.js';
 import { createIfMissing, deleteIfExists, updateWithRetry } from '../../kube/write.js';
 import type { ControllerContext } from '../controllers.js';
-import { cleanSpec, isDeleting, isVirtualKubelet, jobOwnerRefs, lifecycle, pullSecretRefs, readiness, type SpecLookups } from './desired.js';
+import { cleanSpec, isVirtualKubelet, jobOwnerRefs, lifecycle, pullSecretRefs, readiness, type SpecLookups } from './desired.js';
+import { isDeleting } from '../../api/object-meta.js';
 import { OwnerLookup } from './owners.js';
 import { timeoutStatus, type FailedTag } from './status.js';
 
 export const NODE_IMAGE_CONTROLLER = 'nodeimage-controller';
-type Node = V1Node & KubeObject;
 
 /** Index of NodeImages by the UID of every ImagePullJob owning one of their tags. */
 export const INDEX_NODE_IMAGE_BY_OWNER_UID = 'ownerUID';
@@ -207,7 +206,7 @@ class NodeImageController {
       if (!secrets.has(key)) secrets.set(key, await this.secretState(ref));
     }
     return {
-      owner: (ref: V1ObjectReference) => owners.get(ref.uid ?? '') ?? 'alive',
+      owner: (ref: ObjectReference) => owners.get(ref.uid ?? '') ?? 'alive',
       secret: (ref: ReferenceObject) => secrets.get(`${ref.namespace ?? ''}/${ref.name ?? ''}`) ?? 'unknown',
     };
   }

@@ -1,7 +1,7 @@
 // What the NodeImage controller wants a NodeImage to be: whether it should exist, and its spec once
 // owners that are gone, expired tags and dangling secret references are taken out. Pure: the caller
 // passes the time and answers for owners and secrets.
-import type { V1Node, V1ObjectReference } from '@kubernetes/client-node';
+import type { Node, ObjectReference } from '../../api/types/core.js';
 import { GROUP, KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
 import { jsonEqual } from '../../api/json-equal.js';
 import { LABEL_FAKE_NODE_IMAGE, LABEL_VIRTUAL_KUBELET_KEY, LABEL_VIRTUAL_KUBELET_VALUE } from '../../api/metadata-keys.js';
@@ -9,6 +9,8 @@ import { sortByTag } from '../../api/nodeimage.js';
 import type { ReferenceObject } from '../../api/types/common.js';
 import type { ImageSpec, ImageTagSpec, NodeImage, NodeImageSpec } from '../../api/types/nodeimage.js';
 import { sameLabels } from '../../kube/labels.js';
+import { timeMs } from '../../api/time.js';
+import { isDeleting } from '../../api/object-meta.js';
 
 export type Lifecycle =
   | { action: 'delete' }
@@ -18,17 +20,7 @@ export type Lifecycle =
   | { action: 'none' }
   | { action: 'sync' };
 
-export function timeMs(t: Date | string | undefined): number | undefined {
-  if (t === undefined) return undefined;
-  const ms = t instanceof Date ? t.getTime() : Date.parse(t);
-  return Number.isNaN(ms) ? undefined : ms;
-}
-
-export function isDeleting(o: { metadata?: { deletionTimestamp?: Date | string } } | undefined): boolean {
-  return o?.metadata?.deletionTimestamp !== undefined && o.metadata.deletionTimestamp !== null;
-}
-
-export function isVirtualKubelet(node: V1Node): boolean {
+export function isVirtualKubelet(node: Node): boolean {
   return node.metadata?.labels?.[LABEL_VIRTUAL_KUBELET_KEY] === LABEL_VIRTUAL_KUBELET_VALUE;
 }
 
@@ -40,14 +32,14 @@ export function isFakeNodeImage(ni: NodeImage): boolean {
  * The Node's Ready condition: ready or not, and since when (ms). Undefined when the Node reports
  * no Ready condition (nothing is known).
  */
-export function readiness(node: V1Node | undefined): { ready: boolean; sinceMs: number | undefined } | undefined {
+export function readiness(node: Node | undefined): { ready: boolean; sinceMs: number | undefined } | undefined {
   const c = node?.status?.conditions?.find((x) => x.type === 'Ready');
   if (!c) return undefined;
-  return { ready: c.status === 'True', sinceMs: timeMs(c.lastTransitionTime as Date | string | undefined) };
+  return { ready: c.status === 'True', sinceMs: timeMs(c.lastTransitionTime) };
 }
 
 /** Whether the NodeImage should be created, deleted, waited for or synced (upstream §7.2 steps 1-4). */
-export function lifecycle(node: V1Node | undefined, ni: NodeImage | undefined, nowMs: number, creationDelaySeconds: number): Lifecycle {
+export function lifecycle(node: Node | undefined, ni: NodeImage | undefined, nowMs: number, creationDelaySeconds: number): Lifecycle {
   if (!node || isDeleting(node)) {
     if (!ni || isDeleting(ni)) return { action: 'none' };
     return isFakeNodeImage(ni) ? { action: 'sync' } : { action: 'delete' };
@@ -62,14 +54,14 @@ export function lifecycle(node: V1Node | undefined, ni: NodeImage | undefined, n
   return { action: 'wait', afterMs: delayMs - readyForMs };
 }
 
-export function isImagePullJobRef(ref: V1ObjectReference): boolean {
+export function isImagePullJobRef(ref: ObjectReference): boolean {
   const group = (ref.apiVersion ?? '').split('/')[0];
   return ref.kind === KIND_IMAGE_PULL_JOB && group === GROUP;
 }
 
 export interface SpecLookups {
   /** Whether the ImagePullJob an ownerReference names still exists (same UID, not being deleted). */
-  owner(ref: V1ObjectReference): 'alive' | 'gone';
+  owner(ref: ObjectReference): 'alive' | 'gone';
   /** Whether a pull secret a NodeImage image references still exists; 'unknown' keeps the reference. */
   secret(ref: ReferenceObject): 'present' | 'gone' | 'unknown';
 }
@@ -163,8 +155,8 @@ function normalized(spec: NodeImageSpec | undefined): NodeImageSpec {
 }
 
 /** Every ImagePullJob ownerReference in the spec. */
-export function jobOwnerRefs(ni: NodeImage | undefined): V1ObjectReference[] {
-  const out: V1ObjectReference[] = [];
+export function jobOwnerRefs(ni: NodeImage | undefined): ObjectReference[] {
+  const out: ObjectReference[] = [];
   for (const image of Object.values(ni?.spec?.images ?? {})) {
     for (const tag of image.tags ?? []) for (const ref of tag.ownerReferences ?? []) if (isImagePullJobRef(ref)) out.push(ref);
   }

@@ -1,9 +1,9 @@
-import type { V1ObjectReference } from '@kubernetes/client-node';
+import type { ObjectReference } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { Informer } from '../../kube/informer.js';
 import { ApiError } from '../../kube/rest.js';
 import type { Resource } from '../../kube/resource.js';
-import { isDeleting } from './desired.js';
+import { isDeleting } from '../../api/object-meta.js';
 
 type State = 'alive' | 'gone';
 
@@ -32,7 +32,7 @@ export class OwnerLookup {
   }
 
   /** Resolves every reference by UID; unexpected API errors keep the owner (upstream keeps it too). */
-  async resolve(refs: readonly V1ObjectReference[]): Promise<Map<string, State>> {
+  async resolve(refs: readonly ObjectReference[]): Promise<Map<string, State>> {
     const out = new Map<string, State>();
     for (const ref of refs) {
       const uid = ref.uid ?? '';
@@ -41,7 +41,7 @@ export class OwnerLookup {
     return out;
   }
 
-  private async state(ref: V1ObjectReference): Promise<State> {
+  private async state(ref: ObjectReference): Promise<State> {
     const uid = ref.uid ?? '';
     const cached = this.jobs.get(`${ref.namespace ?? ''}/${ref.name ?? ''}`);
     if (cached && cached.metadata?.uid === uid) return isDeleting(cached) ? 'gone' : 'alive';

@@ -1,19 +1,19 @@
 // The NodeImage controller's status pass: tags the daemon never answered, or that overran their
 // deadline, are marked Failed so the jobs waiting on them can finish. Pure: time is a parameter.
-import type { V1ObjectReference } from '@kubernetes/client-node';
+import type { ObjectReference } from '../../api/types/core.js';
 import { IMAGE_PULL_PHASE_FAILED, IMAGE_PULL_PHASE_PULLING, IMAGE_PULL_PHASE_SUCCEEDED, IMAGE_PULL_PHASE_WAITING } from '../../api/enums.js';
 import { NODE_IMAGE_DEADLINE_GRACE_SECONDS, NODE_IMAGE_RESPONSE_TIMEOUT_SECONDS, NODE_NOT_READY_RESPONSE_TIMEOUT_SECONDS } from '../../api/limits.js';
 import { MESSAGE_NODE_NOT_RESPONDED, MESSAGE_PULL_DEADLINE_EXCEEDED } from '../../api/messages.js';
 import { sortByTag } from '../../api/nodeimage.js';
 import { formatTime } from '../../api/time.js';
 import type { ImageStatus, ImageTagStatus, NodeImage, NodeImageStatus } from '../../api/types/nodeimage.js';
-import { timeMs } from './desired.js';
+import { timeMs } from '../../api/time.js';
 
 export interface FailedTag {
   image: string;
   tag: string;
   message: string;
-  owners: V1ObjectReference[];
+  owners: ObjectReference[];
 }
 
 export interface TimeoutResult {

@@ -1,14 +1,16 @@
 import { EVENT_SOURCE_CLONE_SET_CONTROLLER, EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, REASON_CREATED_IMAGE_PULL_JOB, REASON_FAILED_CREATE_IMAGE_PULL_JOB } from '../../api/events.js';
 import { LABEL_IMAGE_PREDOWNLOAD_IGNORED, LABEL_PRE_PREDOWNLOAD_CREATED } from '../../api/metadata-keys.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
-import type { AdvancedStatefulSet, CloneSet, ControllerRevision } from '../../api/types/workloads.js';
+import type { ControllerRevision } from '../../api/types/core.js';
+import type { AdvancedStatefulSet, CloneSet } from '../../api/types/workloads.js';
 import { QueueController, type Controller } from '../../kube/controller.js';
 import type { EventRecorder, EventTarget } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
 import { kruise } from '../../kube/kruise.js';
 import { errorFields, type Logger } from '../../kube/log.js';
 import { ApiError } from '../../kube/rest.js';
-import { core, Resource, type KubeObject, type ResourceType } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource, type ResourceType } from '../../kube/resource.js';
 import { createIfMissing, deleteIfExists } from '../../kube/write.js';
 import type { ControllerContext } from '../controllers.js';
 import { ANNOTATION_PREDOWNLOAD_FROM, decide, PREDOWNLOAD_FROM_FINISHED } from './decide.js';

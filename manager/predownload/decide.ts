@@ -1,4 +1,4 @@
-import type { V1Container, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { Container, PodTemplateSpec } from '../../api/types/core.js';
 import { jsonEqual } from '../../api/json-equal.js';
 import {
   ANNOTATION_PREDOWNLOAD_MIN_UPDATED_READY_PODS,
@@ -9,7 +9,7 @@ import {
   LABEL_PRE_PREDOWNLOAD_CREATED,
 } from '../../api/metadata-keys.js';
 import { API_VERSION_V1ALPHA1, KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
-import type { ControllerRevision } from '../../api/types/workloads.js';
+import type { ControllerRevision } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import { scaled, type Workload } from './workload.js';
 
@@ -42,8 +42,8 @@ export interface Outcome {
 }
 
 /** The pod template a CloneSet or StatefulSet revision stores (`data.spec.template`). */
-export function revisionTemplate(rev: ControllerRevision | undefined): V1PodTemplateSpec | undefined {
-  const data = rev?.data as { spec?: { template?: V1PodTemplateSpec & { $patch?: string } } } | undefined;
+export function revisionTemplate(rev: ControllerRevision | undefined): PodTemplateSpec | undefined {
+  const data = rev?.data as { spec?: { template?: PodTemplateSpec & { $patch?: string } } } | undefined;
   const t = data?.spec?.template;
   if (!t) return undefined;
   const { $patch: _patch, ...template } = t;
@@ -54,11 +54,11 @@ export function revisionTemplate(rev: ControllerRevision | undefined): V1PodTemp
  * The containers whose image changed between two templates when nothing but images and metadata
  * changed (an in-place update); undefined when the change needs pods recreated.
  */
-export function inPlaceImageChanges(oldT: V1PodTemplateSpec, newT: V1PodTemplateSpec): V1Container[] | undefined {
+export function inPlaceImageChanges(oldT: PodTemplateSpec, newT: PodTemplateSpec): Container[] | undefined {
   const oldC = oldT.spec?.containers ?? [];
   const newC = newT.spec?.containers ?? [];
   if (oldC.length !== newC.length || oldC.some((c, i) => c.name !== newC[i]?.name)) return undefined;
-  const withoutImages = (cs: V1Container[]): V1Container[] => cs.map(({ image: _image, ...rest }) => rest);
+  const withoutImages = (cs: Container[]): Container[] => cs.map(({ image: _image, ...rest }) => rest);
   const { containers: oc, ...oldRest } = oldT.spec ?? { containers: [] };
   const { containers: nc, ...newRest } = newT.spec ?? { containers: [] };
   if (!jsonEqual(withoutImages(oc), withoutImages(nc)) || !jsonEqual(oldRest, newRest)) return undefined;
@@ -74,7 +74,7 @@ function intAnnotation(w: Workload, key: string, def: number, warnings: string[]
 }
 
 /** The ImagePullJob for one changed container, exactly as upstream's CloneSet controller builds it. */
-export function preDownloadJob(w: Workload, updateRev: ControllerRevision, c: V1Container, parallelism: number, timeoutSeconds: number): ImagePullJob {
+export function preDownloadJob(w: Workload, updateRev: ControllerRevision, c: Container, parallelism: number, timeoutSeconds: number): ImagePullJob {
   const hash = updateRev.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? updateRev.metadata?.name ?? '';
   const revName = updateRev.metadata?.name ?? '';
   const labels = { ...(w.template.metadata?.labels ?? {}), [LABEL_CONTROLLER_REVISION_HASH]: hash };

@@ -1,4 +1,4 @@
-import type { V1LabelSelector, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { LabelSelector, PodTemplateSpec } from '../../api/types/core.js';
 import { API_VERSION_V1ALPHA1, API_VERSION_V1BETA1, KIND_CLONE_SET, KIND_STATEFUL_SET } from '../../api/group-version.js';
 import type { IntOrString } from '../../api/types/common.js';
 import type { AdvancedStatefulSet, CloneSet } from '../../api/types/workloads.js';
@@ -12,8 +12,8 @@ export interface Workload {
   uid: string;
   annotations: Record<string, string>;
   replicas: number;
-  selector: V1LabelSelector;
-  template: V1PodTemplateSpec;
+  selector: LabelSelector;
+  template: PodTemplateSpec;
   /** Pods are recreated, never updated in place: nothing to pre-download. */
   recreate: boolean;
   /** Pods that stay on the old revision. */

@@ -1,6 +1,7 @@
 import forge from 'node-forge';
 import { ApiError } from '../../kube/rest.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource } from '../../kube/resource.js';
 import type { RestClient } from '../../kube/rest.js';
 
 export interface WebhookCerts {

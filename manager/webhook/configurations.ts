@@ -1,6 +1,7 @@
 import { GROUP, PLURAL_CONTAINER_RECREATE_REQUESTS, PLURAL_IMAGE_LIST_PULL_JOBS, PLURAL_IMAGE_PULL_JOBS, PLURAL_NODE_IMAGES, VERSION_V1ALPHA1 } from '../../api/group-version.js';
 import { ApiError } from '../../kube/rest.js';
-import { Resource, type KubeObject, type ResourceType } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { Resource, type ResourceType } from '../../kube/resource.js';
 import type { RestClient } from '../../kube/rest.js';
 
 export const MUTATING_CONFIGURATION = 'kruise-mutating-webhook-configuration';

@@ -1,4 +1,4 @@
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { Node, Pod } from '../../api/types/core.js';
 import { admit, reject, type AdmissionResult } from '../../api/admission.js';
 import { admitContainerRecreateRequestCreate, admitContainerRecreateRequestUpdate } from '../../api/crr-admission.js';
 import { defaultImageListPullJob, validateImageListPullJob } from '../../api/imagelistpulljob.js';
@@ -9,7 +9,8 @@ import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
 import { ApiError, type RestClient } from '../../kube/rest.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource } from '../../kube/resource.js';
 import type { AdmissionHandler, AdmissionRequest } from './server.js';
 
 type Obj = Record<string, unknown>;
@@ -50,8 +51,8 @@ async function getOrUndefined<T extends KubeObject>(res: Resource<T>, namespace:
 
 /** Every webhook path kruise-ts serves, mapped to upstream's rules (api/). */
 export function admissionHandlers(rest: RestClient, now: () => Date = () => new Date()): Map<string, AdmissionHandler> {
-  const pods = new Resource<V1Pod & KubeObject>(rest, core.pods);
-  const nodes = new Resource<V1Node & KubeObject>(rest, core.nodes);
+  const pods = new Resource<Pod & KubeObject>(rest, core.pods);
+  const nodes = new Resource<Node & KubeObject>(rest, core.nodes);
   const h = new Map<string, AdmissionHandler>();
   const op = (req: AdmissionRequest): 'create' | 'update' => (req.operation === 'UPDATE' ? 'update' : 'create');
 

@@ -1,13 +1,15 @@
-import type { V1Container, V1ContainerStatus, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type { Wire } from '../../api/types/common.js';
+import type { Container, Pod } from '../../api/types/core.js';
 import { createHash } from 'node:crypto';
 import { CONDITION_KRUISE_POD_READY } from '../../api/metadata-keys.js';
 import type { ContainerRecreateRequest, ContainerRecreateRequestStrategy } from '../../api/types/containerrecreaterequest.js';
 import { kruise } from '../../kube/kruise.js';
 import type { RestClient } from '../../kube/rest.js';
-import { core, PATCH_JSON, Resource, type KubeObject } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, PATCH_JSON, Resource } from '../../kube/resource.js';
 import { clusterEnv, eventually } from './kube.js';
 
-export type Pod = V1Pod & KubeObject;
 
 export interface KubeEventObject extends KubeObject {
   reason?: string;
@@ -36,13 +38,13 @@ export interface PodOptions {
   hostDir?: string;
 }
 
-export function container(name: string, command: string[], over: Partial<V1Container> = {}): V1Container {
+export function container(name: string, command: string[], over: Partial<Container> = {}): Container {
   return { name, image: `${clusterEnv().registryOpen}/busybox:1.0`, imagePullPolicy: 'IfNotPresent', command, ...over };
 }
 
-export function podSpec(namespace: string, name: string, node: string, containers: V1Container[], o: PodOptions = {}): Pod {
-  const volumes: V1Volume[] = o.hostDir ? [{ name: 'hook', hostPath: { path: o.hostDir, type: 'DirectoryOrCreate' } }] : [];
-  const mounts: V1VolumeMount[] = o.hostDir ? [{ name: 'hook', mountPath: '/hook' }] : [];
+export function podSpec(namespace: string, name: string, node: string, containers: Container[], o: PodOptions = {}): Pod {
+  const volumes: Array<Wire<V1Volume>> = o.hostDir ? [{ name: 'hook', hostPath: { path: o.hostDir, type: 'DirectoryOrCreate' } }] : [];
+  const mounts: Array<Wire<V1VolumeMount>> = o.hostDir ? [{ name: 'hook', mountPath: '/hook' }] : [];
   return {
     metadata: { name, namespace },
     spec: {
@@ -57,7 +59,7 @@ export function podSpec(namespace: string, name: string, node: string, container
   };
 }
 
-export function statusOf(pod: Pod, name: string): V1ContainerStatus {
+export function statusOf(pod: Pod, name: string): Wire<V1ContainerStatus> {
   const s = pod.status?.containerStatuses?.find((c) => c.name === name);
   if (!s) throw new Error(`no status for container ${name}`);
   return s;

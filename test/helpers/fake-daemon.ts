@@ -1,10 +1,10 @@
-import type { V1Node } from '@kubernetes/client-node';
+import type { Node } from '../../api/types/core.js';
 import { sortByTag } from '../../api/nodeimage.js';
 import type { ImageStatus, ImageTagStatus, NodeImage, NodeImageStatus } from '../../api/types/nodeimage.js';
 import { Informer } from '../../kube/informer.js';
 import { kruise } from '../../kube/kruise.js';
 import type { RestClient } from '../../kube/rest.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import { core, Resource } from '../../kube/resource.js';
 import { updateWithRetry } from '../../kube/write.js';
 
 /** What the fake daemon does with one tag: finish it (after a delay), or leave it Pulling. */
@@ -134,7 +134,6 @@ export async function createFakeNodeImage(rest: RestClient, name: string, daemon
   });
 }
 
-export type Node = V1Node & KubeObject;
 
 /**
  * A Node object without a kubelet, Ready since `readySinceMs` ago (or not Ready), unschedulable so
@@ -145,7 +144,7 @@ export async function createFakeNode(rest: RestClient, name: string, labels: Rec
   const created = await nodes.create({ metadata: { name, labels }, spec: { unschedulable: true } });
   const now = new Date();
   const since = new Date(now.getTime() - readySinceMs);
-  const condition = { type: 'Ready', status: ready ? 'True' : 'False', reason: 'FakeNode', message: 'a test node without kubelet', lastHeartbeatTime: now, lastTransitionTime: since };
+  const condition = { type: 'Ready', status: ready ? 'True' : 'False', reason: 'FakeNode', message: 'a test node without kubelet', lastHeartbeatTime: now.toISOString(), lastTransitionTime: since.toISOString() };
   // The node lifecycle controller touches new nodes too: write the condition on the fresh object.
   await updateWithRetry(nodes, undefined, name, (fresh) => ({ ...fresh, status: { ...fresh.status, conditions: [condition] } }), { status: true, initial: created });
 }

@@ -1,6 +1,7 @@
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { RestClient, type RestClientOptions } from '../../kube/rest.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource } from '../../kube/resource.js';
 import { testEnv } from './env.js';
 import { FaultProxy } from '../proxy/fault-proxy.js';
 

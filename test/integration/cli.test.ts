@@ -1,16 +1,17 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import { kruise } from '../../kube/kruise.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource } from '../../kube/resource.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
 
 // The built kruise-ts CLI against the real API server, with the installation the global setup runs.
 const env = clusterEnv();
 const rest = restClient();
 const jobs = new Resource<ImagePullJob & KubeObject>(rest, kruise.imagePullJobs);
-const pods = new Resource<V1Pod & KubeObject>(rest, core.pods);
+const pods = new Resource<Pod & KubeObject>(rest, core.pods);
 let ns = '';
 beforeAll(async () => {
   ns = await createNamespace(rest, 'cli');

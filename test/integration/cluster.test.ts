@@ -1,9 +1,9 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '../../api/types/core.js';
 import { CriClient } from '../../daemon/cri/client.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource } from '../../kube/resource.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
 
-type Pod = V1Pod & KubeObject;
 const env = clusterEnv();
 const rest = restClient();
 const pods = new Resource<Pod>(rest, core.pods);

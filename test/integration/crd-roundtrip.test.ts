@@ -1,5 +1,5 @@
 import { load } from 'js-yaml';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '../../api/types/core.js';
 import { defaultImageListPullJob } from '../../api/imagelistpulljob.js';
 import { defaultImagePullJob } from '../../api/imagepulljob.js';
 import { LABEL_CRR_ACTIVE, LABEL_CRR_NODE_NAME, LABEL_CRR_POD_UID, LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
@@ -9,7 +9,8 @@ import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
 import { kruise } from '../../kube/kruise.js';
 import { ApiError } from '../../kube/rest.js';
-import { core, Resource, type KubeObject, type ResourceType } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource, type ResourceType } from '../../kube/resource.js';
 import { updateWithRetry } from '../../kube/write.js';
 import { fullContainerRecreateRequest, fullImageListPullJob, fullImagePullJob, fullNodeImage, validImageListPullJobs, validImagePullJobs, validNodeImages } from '../fixtures/api-examples.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
@@ -19,7 +20,7 @@ import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } 
 type Obj = KubeObject & { spec?: unknown; status?: unknown };
 const env = clusterEnv();
 const rest = restClient();
-const pods = new Resource<V1Pod & KubeObject>(rest, core.pods);
+const pods = new Resource<Pod & KubeObject>(rest, core.pods);
 let ns = '';
 beforeAll(async () => {
   ns = await createNamespace(rest, 'crd');
@@ -48,7 +49,7 @@ async function remove(res: Resource<Obj>, namespace: string | undefined, name: s
 }
 
 /** A running host-network pod on the first node, for CRRs to point at. */
-async function runningPod(name: string, containers: NonNullable<V1Pod['spec']>['containers']): Promise<V1Pod & KubeObject> {
+async function runningPod(name: string, containers: NonNullable<Pod['spec']>['containers']): Promise<Pod & KubeObject> {
   await pods.create({
     metadata: { name, namespace: ns },
     spec: { nodeName: env.nodes[0]?.name ?? '', hostNetwork: true, terminationGracePeriodSeconds: 2, containers },
@@ -60,7 +61,7 @@ async function runningPod(name: string, containers: NonNullable<V1Pod['spec']>['
   }, 60_000);
 }
 
-const sleeper = (name: string, extra: Record<string, unknown> = {}): NonNullable<V1Pod['spec']>['containers'][number] => ({
+const sleeper = (name: string, extra: Record<string, unknown> = {}): NonNullable<Pod['spec']>['containers'][number] => ({
   name,
   image: `${env.registryOpen}/busybox:1.0`,
   imagePullPolicy: 'IfNotPresent',

@@ -1,6 +1,6 @@
 import { CriClient } from '../../daemon/cri/client.js';
 import { CriError } from '../../daemon/cri/errors.js';
-import { parseReference, pullString } from '../../daemon/cri/reference.js';
+import { parseReference, pullString } from '../../api/image-reference.js';
 import { registryDigest, testEnv } from '../helpers/env.js';
 
 // Image IDs here are not shared with other suites (RemoveImage deletes every tag of an image ID).

@@ -1,3 +1,4 @@
+import type { Pod } from '../../api/types/core.js';
 import {
   ANNOTATION_CRR_UNREADY_ACQUIRED,
   CONDITION_KRUISE_POD_READY,
@@ -9,20 +10,7 @@ import {
 import { MESSAGE_CRR_DEADLINE_EXCEEDED, MESSAGE_CRR_POD_GONE } from '../../api/messages.js';
 import type { ContainerRecreateRequest } from '../../api/types/containerrecreaterequest.js';
 import { ApiError } from '../../kube/rest.js';
-import {
-  completedCrr,
-  container,
-  crrSpec,
-  markKruisePodReady,
-  podSpec,
-  readyOf,
-  ignoresTerm,
-  resources,
-  runningPod,
-  statusOf,
-  termHandling,
-  type Pod,
-} from '../helpers/crr.js';
+import { completedCrr, container, crrSpec, markKruisePodReady, podSpec, readyOf, ignoresTerm, resources, runningPod, statusOf, termHandling } from '../helpers/crr.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
 
 // The manager's half of CRRs (admission webhook and controller) against the real cluster, with the

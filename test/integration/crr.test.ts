@@ -1,22 +1,10 @@
+import type { Pod } from '../../api/types/core.js';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LABEL_CRR_ACTIVE, LABEL_CRR_NODE_NAME } from '../../api/metadata-keys.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { startInstalledDaemon, stopInstalledDaemon } from '../../hack/kruise.js';
-import {
-  completedCrr,
-  container,
-  crrSpec,
-  ignoresTerm,
-  podEvents,
-  podSpec,
-  pushBadStopSignalImage,
-  resources,
-  runningPod,
-  statusOf,
-  termHandling,
-  type Pod,
-} from '../helpers/crr.js';
+import { completedCrr, container, crrSpec, ignoresTerm, podEvents, podSpec, pushBadStopSignalImage, resources, runningPod, statusOf, termHandling } from '../helpers/crr.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
 
 // ContainerRecreateRequests end to end through the installation the global setup runs (webhook,

@@ -1,5 +1,6 @@
 import { EventRecorder } from '../../kube/events.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource } from '../../kube/resource.js';
 import { createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
 
 interface Ev extends KubeObject {

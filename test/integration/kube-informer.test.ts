@@ -1,5 +1,6 @@
 import { Informer } from '../../kube/informer.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource } from '../../kube/resource.js';
 import type { FaultProxy } from '../proxy/fault-proxy.js';
 import { createNamespace, deleteNamespace, eventually, restClient, startProxy } from '../helpers/kube.js';
 

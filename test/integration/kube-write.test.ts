@@ -1,5 +1,6 @@
 import { ApiError } from '../../kube/rest.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource } from '../../kube/resource.js';
 import { createIfMissing, deleteIfExists, updateWithRetry } from '../../kube/write.js';
 import { createNamespace, deleteNamespace, restClient } from '../helpers/kube.js';
 

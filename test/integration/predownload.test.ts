@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { V1Pod, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { Pod, PodTemplateSpec } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
-import type { CloneSet, ControllerRevision } from '../../api/types/workloads.js';
+import type { ControllerRevision } from '../../api/types/core.js';
+import type { CloneSet } from '../../api/types/workloads.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { installCrds } from '../../kube/crds.js';
 import { kruise } from '../../kube/kruise.js';
-import { core, Resource, type KubeObject } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { core, Resource } from '../../kube/resource.js';
 import { ANNOTATION_PREDOWNLOAD_FROM } from '../../manager/predownload/decide.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
 
@@ -17,7 +19,7 @@ const rest = restClient();
 const cloneSets = new Resource<CloneSet & KubeObject>(rest, kruise.cloneSets);
 const revisions = new Resource<ControllerRevision & KubeObject>(rest, core.controllerrevisions);
 const jobs = new Resource<ImagePullJob & KubeObject>(rest, kruise.imagePullJobs);
-const pods = new Resource<V1Pod & KubeObject>(rest, core.pods);
+const pods = new Resource<Pod & KubeObject>(rest, core.pods);
 const events = new Resource<KubeObject & { reason?: string; message?: string; type?: string }>(rest, core.events);
 let ns = '';
 
@@ -27,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(() => deleteNamespace(rest, ns));
 
-const template = (name: string, images: Record<string, string>, extra: Record<string, unknown> = {}): V1PodTemplateSpec => ({
+const template = (name: string, images: Record<string, string>, extra: Record<string, unknown> = {}): PodTemplateSpec => ({
   metadata: { labels: { app: name } },
   spec: {
     hostNetwork: true,

@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadYaml } from '@kubernetes/client-node';
-import type { V1CustomResourceDefinition, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import type { Node, Pod } from '../../api/types/core.js';
 import {
   COMPLETION_POLICY_TYPES,
   CONTAINER_RECREATE_REQUEST_RESOURCE,
@@ -252,7 +253,7 @@ const exclusiveSelectorErrors = [
 
 const now = new Date('2024-05-01T10:00:00Z');
 
-const pod: V1Pod = {
+const pod: Pod = {
   metadata: { name: 'pod-name', namespace: 'pod-namespace', uid: '0f8e4c2a-1d3b-4a5c-8e7f-9a0b1c2d3e4f' },
   spec: {
     nodeName: 'node-a',
@@ -275,7 +276,7 @@ const pod: V1Pod = {
     ],
   },
 };
-const node: V1Node = { metadata: { name: 'node-a' } };
+const node: Node = { metadata: { name: 'node-a' } };
 
 function admittedCrr(crr: ContainerRecreateRequest): ContainerRecreateRequest {
   const result = admitContainerRecreateRequestCreate(crr, pod, node);

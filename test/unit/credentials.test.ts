@@ -1,5 +1,5 @@
 import { credentialsFor, CredentialError, parseDockerSecret, type KeyringEntry, type RegistryAuth } from '../../daemon/imagepuller/credentials.js';
-import { InvalidReferenceError } from '../../daemon/cri/reference.js';
+import { InvalidReferenceError } from '../../api/image-reference.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const secretPassword = 'hunter2:TOP-secret';

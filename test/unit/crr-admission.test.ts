@@ -1,4 +1,4 @@
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { Node, Pod } from '../../api/types/core.js';
 import {
   ANNOTATION_CRR_UNREADY_ACQUIRED,
   API_VERSION_V1ALPHA1,
@@ -13,7 +13,7 @@ import type { AdmissionResult, ContainerRecreateRequest } from '../../api/index.
 
 const podUid = '0f8e4c2a-1d3b-4a5c-8e7f-9a0b1c2d3e4f';
 
-function makePod(): V1Pod {
+function makePod(): Pod {
   return {
     metadata: { name: 'web-0', namespace: 'default', uid: podUid },
     spec: {
@@ -51,7 +51,7 @@ function makePod(): V1Pod {
   };
 }
 
-function makeNode(labels: Record<string, string> = {}): V1Node {
+function makeNode(labels: Record<string, string> = {}): Node {
   return { metadata: { name: 'node-a', labels } };
 }
 
@@ -220,7 +220,7 @@ describe('CRR admission on create', () => {
     expect(rejected(result)).toEqual({ code: 400, errors: ['spec: required'] });
   });
 
-  const badPods: Array<[string, V1Pod | undefined, V1Node | undefined, string[]]> = [
+  const badPods: Array<[string, Pod | undefined, Node | undefined, string[]]> = [
     ['a missing pod', undefined, makeNode(), ['spec.podName: pod "web-0" not found in namespace "default"']],
     [
       'a succeeded pod',
@@ -236,7 +236,7 @@ describe('CRR admission on create', () => {
     ],
     [
       'a pod being deleted',
-      variant(makePod(), (p) => p.metadata && (p.metadata.deletionTimestamp = new Date('2024-05-01T10:00:00Z'))),
+      variant(makePod(), (p) => p.metadata && (p.metadata.deletionTimestamp = new Date('2024-05-01T10:00:00Z').toISOString())),
       makeNode(),
       ['spec.podName: pod "web-0" is being deleted'],
     ],
@@ -258,7 +258,7 @@ describe('CRR admission on create', () => {
     expect(rejected(admitContainerRecreateRequestCreate(makeCrr('app'), pod, node))).toEqual({ code: 400, errors });
   });
 
-  const badContainers: Array<[string, (pod: V1Pod) => void, string[]]> = [
+  const badContainers: Array<[string, (pod: Pod) => void, string[]]> = [
     ['a container the pod lacks', () => undefined, ['spec.containers[1].name: container "db" not found in pod "web-0"']],
     [
       'a container without status',

@@ -1,4 +1,4 @@
-import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import type { Pod, PodCondition } from '../../api/types/core.js';
 import {
   ANNOTATION_CRR_SYNC_CONTAINER_STATUSES,
   ANNOTATION_CRR_UNREADY_ACQUIRED,
@@ -31,11 +31,11 @@ function crr(o: CrrOptions = {}): ContainerRecreateRequest {
     metadata: {
       name: 'r',
       namespace: 'ns',
-      creationTimestamp: iso(0) as unknown as Date,
+      creationTimestamp: iso(0),
       labels: { [LABEL_CRR_POD_UID]: 'uid-1', [LABEL_CRR_ACTIVE]: 'true', ...o.labels },
       annotations: o.annotations ?? {},
       ...(o.finalizers ? { finalizers: o.finalizers } : {}),
-      ...(o.deleting ? { deletionTimestamp: iso(5) as unknown as Date } : {}),
+      ...(o.deleting ? { deletionTimestamp: iso(5) } : {}),
     },
     spec: {
       podName: 'p',
@@ -48,10 +48,10 @@ function crr(o: CrrOptions = {}): ContainerRecreateRequest {
   };
 }
 
-function pod(o: { uid?: string; gate?: boolean; conditions?: V1PodCondition[]; deleting?: boolean; started?: Record<string, number> } = {}): V1Pod {
+function pod(o: { uid?: string; gate?: boolean; conditions?: PodCondition[]; deleting?: boolean; started?: Record<string, number> } = {}): Pod {
   const started = o.started ?? {};
   return {
-    metadata: { name: 'p', namespace: 'ns', uid: o.uid ?? 'uid-1', ...(o.deleting ? { deletionTimestamp: new Date(at(3)) } : {}) },
+    metadata: { name: 'p', namespace: 'ns', uid: o.uid ?? 'uid-1', ...(o.deleting ? { deletionTimestamp: new Date(at(3)).toISOString() } : {}) },
     spec: { containers: [{ name: 'a' }, { name: 'b' }], ...(o.gate ? { readinessGates: [{ conditionType: 'KruisePodReady' }] } : {}) },
     status: {
       conditions: o.conditions ?? [
@@ -66,7 +66,7 @@ function pod(o: { uid?: string; gate?: boolean; conditions?: V1PodCondition[]; d
         ready: true,
         restartCount: started[n] !== undefined ? 1 : 0,
         containerID: started[n] !== undefined ? `containerd://${n}1` : `containerd://${n}0`,
-        state: { running: { startedAt: iso(started[n] ?? -100) as unknown as Date } },
+        state: { running: { startedAt: iso(started[n] ?? -100) } },
       })),
     },
   };
@@ -74,7 +74,7 @@ function pod(o: { uid?: string; gate?: boolean; conditions?: V1PodCondition[]; d
 
 const recreating: ContainerRecreateRequestStatus = { phase: 'Recreating' };
 const completed: ContainerRecreateRequestStatus = { phase: 'Completed', completionTime: iso(10), containerRecreateStates: [{ name: 'a', phase: 'Succeeded' }, { name: 'b', phase: 'Succeeded' }] };
-const plan = (c: ContainerRecreateRequest, p: V1Pod | undefined, nowS = 1): ManagerPlan => planCrrManager(c, p, at(nowS));
+const plan = (c: ContainerRecreateRequest, p: Pod | undefined, nowS = 1): ManagerPlan => planCrrManager(c, p, at(nowS));
 const emptySync = { [ANNOTATION_CRR_SYNC_CONTAINER_STATUSES]: '[]' };
 
 describe('manager plan: running CRRs', () => {
@@ -181,7 +181,7 @@ describe('pod readiness holders', () => {
 
   it('holding makes KruisePodReady and Ready False with the holder in the message', () => {
     const status = addHolder(gated, holder, new Date(at(1)));
-    const cond = (t: string): V1PodCondition | undefined => status?.conditions?.find((c) => c.type === t);
+    const cond = (t: string): PodCondition | undefined => status?.conditions?.find((c) => c.type === t);
     expect(cond('KruisePodReady')).toMatchObject({ status: 'False', message: '[{"userAgent":"ContainerRecreateRequest","key":"ns/r"}]', lastTransitionTime: iso(1) });
     expect(cond('Ready')).toMatchObject({ status: 'False', reason: 'ReadinessGatesNotReady' });
     expect(cond('ContainersReady')?.status).toBe('True');

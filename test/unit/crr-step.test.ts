@@ -6,7 +6,7 @@ import type {
   ContainerRecreateRequestStrategy,
   ContainerRecreateRequestSyncContainerStatus,
 } from '../../api/types/containerrecreaterequest.js';
-import { newerVersion } from '../../daemon/crr/controller.js';
+import { newerResourceVersion } from '../../kube/resource-version.js';
 import { pickCrr } from '../../daemon/crr/pick.js';
 import { resolvePort } from '../../daemon/crr/prestop.js';
 import { applyKillResults, planCrr, RECREATING_RECHECK_MS, type ObservedContainer, type Plan } from '../../daemon/crr/step.js';
@@ -28,7 +28,7 @@ interface CrrOptions {
 function crr(o: CrrOptions = {}): ContainerRecreateRequest {
   const names = o.containers ?? ['a'];
   return {
-    metadata: { name: o.name ?? 'r', namespace: 'ns', creationTimestamp: new Date(at(o.created ?? 0)).toISOString() as unknown as Date, annotations: o.annotations ?? {} },
+    metadata: { name: o.name ?? 'r', namespace: 'ns', creationTimestamp: new Date(at(o.created ?? 0)).toISOString(), annotations: o.annotations ?? {} },
     spec: {
       podName: 'p',
       containers: names.map((n) => ({ name: n, statusContext: { containerID: `containerd://${n}0`, restartCount: 0 } })),
@@ -62,7 +62,7 @@ describe('planCrr: before touching containers', () => {
   it('does nothing for a completed or deleting CRR', () => {
     expect(plan(crr({ phase: 'Completed' }), { a: original('a') }).type).toBe('wait');
     const deleting = crr();
-    deleting.metadata = { ...deleting.metadata, deletionTimestamp: new Date(at(0)) };
+    deleting.metadata = { ...deleting.metadata, deletionTimestamp: new Date(at(0)).toISOString() };
     expect(plan(deleting, { a: original('a') }).type).toBe('wait');
   });
 
@@ -303,7 +303,7 @@ describe('pickCrr', () => {
 
   it('skips CRRs being deleted, and has nothing to do without eligible CRRs', () => {
     const deleting = c('deleting', 0);
-    deleting.metadata = { ...deleting.metadata, deletionTimestamp: new Date() };
+    deleting.metadata = { ...deleting.metadata, deletionTimestamp: new Date().toISOString() };
     expect(pickCrr([deleting, c('done', 1, 'Completed')])).toEqual({ toPending: [] });
   });
 
@@ -314,11 +314,11 @@ describe('pickCrr', () => {
 
 describe('helpers', () => {
   it('compares resourceVersions as revisions, never trusting opaque ones', () => {
-    expect(newerVersion('10', '9')).toBe(true);
-    expect(newerVersion('9', '10')).toBe(false);
-    expect(newerVersion('10', '10')).toBe(false);
-    expect(newerVersion('x', '1')).toBe(false);
-    expect(newerVersion(undefined, '1')).toBe(false);
+    expect(newerResourceVersion('10', '9')).toBe(true);
+    expect(newerResourceVersion('9', '10')).toBe(false);
+    expect(newerResourceVersion('10', '10')).toBe(false);
+    expect(newerResourceVersion('x', '1')).toBe(false);
+    expect(newerResourceVersion(undefined, '1')).toBe(false);
   });
 
   it('resolves hook ports by number or by the container port name', () => {

@@ -58,7 +58,7 @@ describe('ImageListPullJob children', () => {
   });
   it('ignores children being deleted, and deletes duplicates', () => {
     const l = list(['nginx:1']);
-    const going = { ...child(l, 'nginx:1'), metadata: { ...child(l, 'nginx:1').metadata, deletionTimestamp: new Date() } };
+    const going = { ...child(l, 'nginx:1'), metadata: { ...child(l, 'nginx:1').metadata, deletionTimestamp: new Date().toISOString() } };
     expect(planChildren(l, [going]).create).toHaveLength(1);
     const a = child(l, 'nginx:1');
     const dup = { ...child(l, 'nginx:1'), metadata: { ...a.metadata, name: 'warm-other' } };

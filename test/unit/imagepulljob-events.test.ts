@@ -1,6 +1,7 @@
+import type { Pod } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ImageTagSpec, ImageTagStatus, NodeImage } from '../../api/types/nodeimage.js';
-import { isActivePod, podSelects, selectNodes, selectsNodeImage, type NodeSource, type Pod } from '../../manager/imagepulljob/nodes.js';
+import { isActivePod, podSelects, selectNodes, selectsNodeImage, type NodeSource } from '../../manager/imagepulljob/nodes.js';
 import { gainedRoom, ownersToWake } from '../../manager/imagepulljob/wake.js';
 
 const owner = (name: string) => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name, namespace: 'ns', uid: `uid-${name}` });
@@ -65,7 +66,7 @@ describe('node selection', () => {
     { metadata: { name: 'p3', namespace: 'ns', labels: { app: 'web' } }, spec: { containers: [] }, status: { phase: 'Pending' } },
     { metadata: { name: 'p4', namespace: 'ns', labels: { app: 'db' } }, spec: { nodeName: 'a', containers: [] }, status: { phase: 'Running' } },
     { metadata: { name: 'p5', namespace: 'ns', labels: { app: 'web' } }, spec: { nodeName: 'gone', containers: [] }, status: { phase: 'Running' } },
-    { metadata: { name: 'p6', namespace: 'ns', labels: { app: 'web' }, deletionTimestamp: new Date() }, spec: { nodeName: 'a', containers: [] }, status: { phase: 'Running' } },
+    { metadata: { name: 'p6', namespace: 'ns', labels: { app: 'web' }, deletionTimestamp: new Date().toISOString() }, spec: { nodeName: 'a', containers: [] }, status: { phase: 'Running' } },
   ];
   const src: NodeSource = { nodeImage: (n) => nodes.find((x) => x.metadata?.name === n), nodeImages: () => nodes, pods: (ns) => pods.filter((p) => p.metadata?.namespace === ns) };
   const job = (spec: Partial<ImagePullJob['spec']>): ImagePullJob => ({ metadata: { name: 'j', namespace: 'ns' }, spec: { image: 'x', completionPolicy: {}, ...spec } });
@@ -87,7 +88,7 @@ describe('node selection', () => {
     expect(names(job({ podSelector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } }))).toEqual(['a', 'b']);
   });
   it('leaves out NodeImages being deleted', () => {
-    const deleting = [...nodes, { ...ni('d', { zone: 'a' }), metadata: { name: 'd', labels: { zone: 'a' }, deletionTimestamp: new Date() } }];
+    const deleting = [...nodes, { ...ni('d', { zone: 'a' }), metadata: { name: 'd', labels: { zone: 'a' }, deletionTimestamp: new Date().toISOString() } }];
     expect(selectNodes(job({}), { ...src, nodeImages: () => deleting }).map((n) => n.metadata?.name)).toEqual(['a', 'b', 'c']);
   });
   it('matches one NodeImage the same way for events (podSelector jobs go through pods)', () => {

@@ -1,4 +1,5 @@
-import { ResourceVersionExpectations, resourceVersionAtLeast } from '../../kube/expectations.js';
+import { ResourceVersionExpectations } from '../../kube/expectations.js';
+import { resourceVersionAtLeast } from '../../kube/resource-version.js';
 import { sameLabels, selectorMatches } from '../../kube/labels.js';
 
 describe('label selectors', () => {

@@ -1,11 +1,11 @@
-import type { V1Node, V1ObjectReference } from '@kubernetes/client-node';
+import type { Node, ObjectReference } from '../../api/types/core.js';
 import type { ImageTagSpec, ImageTagStatus, NodeImage } from '../../api/types/nodeimage.js';
 import { cleanSpec, lifecycle, readiness, type SpecLookups } from '../../manager/nodeimage/desired.js';
 import { timeoutStatus } from '../../manager/nodeimage/status.js';
 
 const T0 = Date.parse('2024-05-01T10:00:00Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-const job = (name: string, uid = `uid-${name}`): V1ObjectReference => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name, namespace: 'ns', uid });
+const job = (name: string, uid = `uid-${name}`): ObjectReference => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name, namespace: 'ns', uid });
 const tag = (t: string, over: Partial<ImageTagSpec> = {}): ImageTagSpec => ({
   tag: t,
   createdAt: at(0),
@@ -25,13 +25,13 @@ function ni(images: Record<string, ImageTagSpec[]>, statuses: Record<string, Ima
     },
   };
 }
-const node = (over: { labels?: Record<string, string>; ready?: 'True' | 'False' | 'Unknown'; since?: number; deleting?: boolean; virtual?: boolean } = {}): V1Node => ({
+const node = (over: { labels?: Record<string, string>; ready?: 'True' | 'False' | 'Unknown'; since?: number; deleting?: boolean; virtual?: boolean } = {}): Node => ({
   metadata: {
     name: 'n1',
     labels: { ...(over.labels ?? { zone: 'a' }), ...(over.virtual ? { type: 'virtual-kubelet' } : {}) },
-    ...(over.deleting ? { deletionTimestamp: new Date(T0) } : {}),
+    ...(over.deleting ? { deletionTimestamp: new Date(T0).toISOString() } : {}),
   },
-  status: over.ready ? { conditions: [{ type: 'Ready', status: over.ready, lastTransitionTime: new Date(T0 + (over.since ?? 0) * 1000) }] } : {},
+  status: over.ready ? { conditions: [{ type: 'Ready', status: over.ready, lastTransitionTime: new Date(T0 + (over.since ?? 0) * 1000).toISOString() }] } : {},
 });
 const alive: SpecLookups = { owner: () => 'alive', secret: () => 'present' };
 const gone = (...uids: string[]): SpecLookups => ({ owner: (r) => (uids.includes(r.uid ?? '') ? 'gone' : 'alive'), secret: () => 'present' });
@@ -53,7 +53,7 @@ describe('NodeImage lifecycle', () => {
     expect(lifecycle(undefined, n, T0, 30)).toEqual({ action: 'delete' });
     expect(lifecycle(node({ ready: 'True', deleting: true }), n, T0, 30)).toEqual({ action: 'delete' });
     expect(lifecycle(undefined, ni({}, {}, { 'apps.kruise.io/fake-nodeimage': 'true' }), T0, 30)).toEqual({ action: 'sync' });
-    expect(lifecycle(undefined, { ...n, metadata: { ...n.metadata, deletionTimestamp: new Date(T0) } }, T0, 30)).toEqual({ action: 'none' });
+    expect(lifecycle(undefined, { ...n, metadata: { ...n.metadata, deletionTimestamp: new Date(T0).toISOString() } }, T0, 30)).toEqual({ action: 'none' });
     expect(lifecycle(undefined, undefined, T0, 30)).toEqual({ action: 'none' });
   });
   it('syncs an existing NodeImage of a live Node, Ready or not', () => {
@@ -94,7 +94,7 @@ describe('NodeImage spec pass', () => {
     expect(r.removed).toEqual([{ image: 'nginx', tag: '1.1', why: 'owners gone' }]);
   });
   it('keeps owners of other kinds, and tags that never had owners', () => {
-    const other: V1ObjectReference = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: 'uid-a' };
+    const other: ObjectReference = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: 'uid-a' };
     const n = ni({ nginx: [tag('1.0', { ownerReferences: [other] }), tag('1.1', { ownerReferences: [] })] });
     expect(cleanSpec(n, undefined, gone('uid-a'), T0).changed).toBe(false);
   });

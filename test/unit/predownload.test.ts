@@ -1,15 +1,16 @@
-import type { V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { ControllerRevision, CloneSet, AdvancedStatefulSet } from '../../api/types/workloads.js';
+import type { PodTemplateSpec } from '../../api/types/core.js';
+import type { ControllerRevision } from '../../api/types/core.js';
+import type { CloneSet, AdvancedStatefulSet } from '../../api/types/workloads.js';
 import { ANNOTATION_PREDOWNLOAD_FROM, PREDOWNLOAD_FROM_FINISHED, decide, inPlaceImageChanges, type Decision } from '../../manager/predownload/decide.js';
 import { fromCloneSet, fromStatefulSet, scaled } from '../../manager/predownload/workload.js';
 
-const template = (images: Record<string, string>, extra: Partial<V1PodTemplateSpec> = {}): V1PodTemplateSpec => ({
+const template = (images: Record<string, string>, extra: Partial<PodTemplateSpec> = {}): PodTemplateSpec => ({
   metadata: { labels: { app: 'web' }, annotations: { team: 'a' } },
   spec: { containers: Object.entries(images).map(([name, image]) => ({ name, image })), imagePullSecrets: [{ name: 'regcred' }] },
   ...extra,
 });
 
-const revision = (name: string, t: V1PodTemplateSpec, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): ControllerRevision => ({
+const revision = (name: string, t: PodTemplateSpec, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): ControllerRevision => ({
   metadata: { name, namespace: 'ns', labels: { 'controller-revision-hash': name.split('-').pop() ?? '', ...labels }, annotations },
   revision: 1,
   data: { spec: { template: { ...t, $patch: 'replace' } } },

@@ -1,4 +1,5 @@
-import { copyName, desiredCopy, referencesOf, releasedCopy, sourceKeyOf, type Secret } from '../../manager/imagepulljob/secrets.js';
+import type { Secret } from '../../api/types/core.js';
+import { copyName, desiredCopy, referencesOf, releasedCopy, sourceKeyOf } from '../../manager/imagepulljob/secrets.js';
 
 const source: Secret = {
   metadata: { name: 'regcred', namespace: 'team', uid: 'src', resourceVersion: '5' },

@@ -7,7 +7,7 @@ import {
   parseReference,
   pullString,
   sameImage,
-} from '../../daemon/cri/reference.js';
+} from '../../api/image-reference.js';
 
 const d64 = 'sha256:' + 'a'.repeat(64);
 const e64 = 'sha256:' + '0123456789abcdef'.repeat(4);
