@@ -10,23 +10,29 @@ export interface EventHandlers<T> {
   delete?: (obj: T) => void;
 }
 
-export type IndexFunc<T> = (obj: T) => string[];
+/**
+ * A secondary index of a cache, as client-go's Indexers: `keys` lists the values an object is filed
+ * under. Controllers sharing an informer share the index by sharing this object.
+ */
+export interface Index<T> {
+  readonly name: string;
+  readonly keys: (obj: T) => string[];
+}
 
-export interface InformerOptions<T> {
+export interface InformerOptions {
   /** Limit to one namespace (namespaced kinds); all namespaces when absent. */
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
-  indexers?: Record<string, IndexFunc<T>>;
-  /** Applied to every object before it is stored; by default drops managedFields to save memory. */
-  transform?: (obj: T) => T;
-  pageSize?: number;
   logger?: Logger;
   /** Backoff between failed list/watch attempts, doubling from min to max. */
   backoffMinMs?: number;
   backoffMaxMs?: number;
 }
 
+const LIST_PAGE_SIZE = 500;
+
+/** managedFields are often the larger part of an object and nothing here reads them. */
 function dropManagedFields<T extends KubeObject>(obj: T): T {
   const md = obj.metadata as (KubeObject['metadata'] & { managedFields?: unknown }) | undefined;
   if (md && 'managedFields' in md) delete md.managedFields;
@@ -44,34 +50,35 @@ export class Informer<T extends KubeObject> {
   private readonly indices = new Map<string, Map<string, Set<string>>>();
   private readonly handlers: EventHandlers<T>[] = [];
   private readonly log: Logger;
-  private readonly transform: (obj: T) => T;
-  private readonly indexers: Record<string, IndexFunc<T>>;
+  private readonly indexes = new Map<string, Index<T>>();
   private resourceVersion = '';
   private syncedFlag = false;
   private resolveSynced: () => void = () => undefined;
   readonly synced: Promise<void>;
-  /** Counters for tests and metrics: how often the informer listed and (re)started a watch. */
+  /**
+   * How often the informer listed and (re)started a watch, for tests; metrics see the same requests
+   * in the API request counter (verb list/watch, code 410 for an expired version).
+   */
   readonly stats = { lists: 0, watches: 0, relistsAfterGone: 0, failures: 0 };
 
   constructor(
     private readonly resource: Resource<T>,
-    private readonly opts: InformerOptions<T> = {},
+    private readonly opts: InformerOptions = {},
   ) {
     this.log = opts.logger ?? componentLogger(`informer/${resource.type.plural}`);
-    this.transform = opts.transform ?? dropManagedFields;
-    this.indexers = { ...(opts.indexers ?? {}) };
-    for (const name of Object.keys(this.indexers)) this.indices.set(name, new Map());
     this.synced = new Promise((r) => {
       this.resolveSynced = r;
     });
   }
 
   /** Adds an index (also over what is cached already); shared informers collect them from their users. */
-  addIndexer(name: string, fn: IndexFunc<T>): this {
-    if (this.indices.has(name)) return this;
-    this.indexers[name] = fn;
-    this.indices.set(name, new Map());
-    for (const [key, obj] of this.store) this.indexInto(name, fn, key, obj);
+  addIndex(index: Index<T>): this {
+    const known = this.indexes.get(index.name);
+    if (known === index) return this;
+    if (known !== undefined) throw new Error(`informer/${this.resource.type.plural}: two different indexes named ${index.name}`);
+    this.indexes.set(index.name, index);
+    this.indices.set(index.name, new Map());
+    for (const [key, obj] of this.store) this.indexInto(index, key, obj);
     return this;
   }
 
@@ -96,8 +103,8 @@ export class Informer<T extends KubeObject> {
     return [...this.store.keys()];
   }
 
-  byIndex(index: string, value: string): T[] {
-    const keys = this.indices.get(index)?.get(value);
+  byIndex(index: Index<T>, value: string): T[] {
+    const keys = this.indices.get(index.name)?.get(value);
     if (!keys) return [];
     const out: T[] = [];
     for (const k of keys) {
@@ -164,7 +171,7 @@ export class Informer<T extends KubeObject> {
     do {
       const page = await this.resource.list(
         this.opts.namespace,
-        { ...this.baseQuery(), limit: this.opts.pageSize ?? 500, ...(cont ? { continue: cont } : {}) },
+        { ...this.baseQuery(), limit: LIST_PAGE_SIZE, ...(cont ? { continue: cont } : {}) },
         signal,
       );
       items.push(...page.items);
@@ -223,10 +230,10 @@ export class Informer<T extends KubeObject> {
     if (ev.type === 'DELETED') {
       const old = this.store.get(key);
       this.remove(key);
-      this.emitDelete(old ?? this.transform(obj));
+      this.emitDelete(old ?? dropManagedFields(obj));
       return;
     }
-    const cur = this.transform(obj);
+    const cur = dropManagedFields(obj);
     const old = this.store.get(key);
     this.put(key, cur);
     if (old) this.emitUpdate(old, cur);
@@ -237,7 +244,7 @@ export class Informer<T extends KubeObject> {
   private replace(items: T[]): void {
     const seen = new Set<string>();
     for (const raw of items) {
-      const obj = this.transform(raw);
+      const obj = dropManagedFields(raw);
       const key = objectKey(obj);
       seen.add(key);
       const old = this.store.get(key);
@@ -256,13 +263,13 @@ export class Informer<T extends KubeObject> {
   private put(key: string, obj: T): void {
     this.unindex(key);
     this.store.set(key, obj);
-    for (const [name, fn] of Object.entries(this.indexers)) this.indexInto(name, fn, key, obj);
+    for (const index of this.indexes.values()) this.indexInto(index, key, obj);
   }
 
-  private indexInto(name: string, fn: IndexFunc<T>, key: string, obj: T): void {
-    const idx = this.indices.get(name);
+  private indexInto(index: Index<T>, key: string, obj: T): void {
+    const idx = this.indices.get(index.name);
     if (!idx) return;
-    for (const v of fn(obj)) {
+    for (const v of index.keys(obj)) {
       let s = idx.get(v);
       if (!s) idx.set(v, (s = new Set()));
       s.add(key);
@@ -277,10 +284,10 @@ export class Informer<T extends KubeObject> {
   private unindex(key: string): void {
     const old = this.store.get(key);
     if (!old) return;
-    for (const [name, fn] of Object.entries(this.indexers)) {
-      const idx = this.indices.get(name);
+    for (const index of this.indexes.values()) {
+      const idx = this.indices.get(index.name);
       if (!idx) continue;
-      for (const v of fn(old)) {
+      for (const v of index.keys(old)) {
         const s = idx.get(v);
         s?.delete(key);
         if (s && s.size === 0) idx.delete(v);

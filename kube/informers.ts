@@ -17,7 +17,7 @@ export class InformerFactory {
     private readonly logger?: Logger,
   ) {}
 
-  informer<T extends KubeObject>(type: ResourceType, opts: Omit<InformerOptions<T>, 'indexers' | 'logger'> = {}): Informer<T> {
+  informer<T extends KubeObject>(type: ResourceType, opts: Omit<InformerOptions, 'logger'> = {}): Informer<T> {
     const key = `${type.group}/${type.version}/${type.plural}|${opts.namespace ?? ''}|${opts.labelSelector ?? ''}|${opts.fieldSelector ?? ''}`;
     let inf = this.informers.get(key) as Informer<T> | undefined;
     if (!inf) {

@@ -1,5 +1,4 @@
 import type { Server } from 'node:https';
-import type { FlagValues } from '../kube/flags.js';
 import type { Controller } from '../kube/controller.js';
 import { EventRecorder } from '../kube/events.js';
 import { InformerFactory } from '../kube/informers.js';
@@ -7,15 +6,14 @@ import { LeaderElector, type Lease } from '../kube/leader.js';
 import { componentLogger, errorFields, type Logger } from '../kube/log.js';
 import type { RestClient } from '../kube/rest.js';
 import { core, Resource } from '../kube/resource.js';
-import { controllerFactories, type ControllerContext, type ControllerFactory } from './controllers.js';
+import type { ControllerContext, ControllerFactory, ManagerFlags } from './context.js';
+import { controllerFactories } from './controllers.js';
+import { SharedInformers } from './informers.js';
 import type { ManagerMetrics } from './metrics.js';
-import type { managerFlags } from './options.js';
 import { ensureCerts } from './webhook/certs.js';
 import { injectWebhookConfigurations, type WebhookTarget } from './webhook/configurations.js';
 import { admissionHandlers } from './webhook/handlers.js';
 import { serveWebhook } from './webhook/server.js';
-
-export type ManagerFlags = FlagValues<typeof managerFlags>;
 
 export interface ManagerOptions {
   rest: RestClient;
@@ -40,13 +38,13 @@ export class Manager {
   private electionDone: Promise<'lost' | 'stopped'> | undefined;
   private stopping: Promise<void> = Promise.resolve();
 
-  constructor(private readonly o: ManagerOptions) {
-    this.log = o.logger ?? componentLogger('manager');
+  constructor(private readonly deps: ManagerOptions) {
+    this.log = deps.logger ?? componentLogger('manager');
   }
 
   /** Certificates, webhook server and its configurations; resolves once the webhook serves. */
   async startWebhook(): Promise<void> {
-    const f = this.o.flags;
+    const f = this.deps.flags;
     const service = `${f.webhookService}.${f.namespace}.svc`;
     const hosts = [service, `${service}.cluster.local`, `${f.webhookService}.${f.namespace}`, f.webhookService];
     let target: WebhookTarget = { service: { namespace: f.namespace, name: f.webhookService, port: 443 } };
@@ -54,35 +52,35 @@ export class Manager {
       target = { url: f.webhookUrl };
       hosts.unshift(new URL(f.webhookUrl).hostname);
     }
-    const certs = await ensureCerts(this.o.rest, f.namespace, f.webhookCertSecret, hosts);
+    const certs = await ensureCerts(this.deps.rest, f.namespace, f.webhookCertSecret, hosts);
     this.webhook = await serveWebhook({
       ...(f.webhookHost !== '' ? { host: f.webhookHost } : {}),
       port: f.webhookPort,
       cert: certs.cert,
       key: certs.key,
-      handlers: admissionHandlers(this.o.rest),
-      onReview: (path, allowed) => this.o.metrics.webhookRequests.inc({ path, allowed: String(allowed) }),
+      handlers: admissionHandlers(this.deps.rest),
+      onReview: (path, allowed) => this.deps.metrics.webhookRequests.inc({ path, allowed: String(allowed) }),
       logger: this.log.child({ component: 'webhook' }),
     });
-    await injectWebhookConfigurations(this.o.rest, target, certs.caCert);
+    await injectWebhookConfigurations(this.deps.rest, target, certs.caCert);
     this.log.info('webhook serving', { port: f.webhookPort, target: 'url' in target ? target.url : `service ${target.service.namespace}/${target.service.name}` });
   }
 
   /** Campaigns for leadership (or leads at once without election); resolves how it ended. */
   runControllers(): Promise<'lost' | 'stopped'> {
-    const f = this.o.flags;
+    const f = this.deps.flags;
     if (!f.leaderElection) {
       void this.lead(this.stopAll.signal);
       this.electionDone = new Promise((r) => this.stopAll.signal.addEventListener('abort', () => r('stopped')));
       return this.electionDone;
     }
-    const elector = new LeaderElector(new Resource<Lease>(this.o.rest, core.leases), {
+    const elector = new LeaderElector(new Resource<Lease>(this.deps.rest, core.leases), {
       namespace: f.leaderElectionNamespace !== '' ? f.leaderElectionNamespace : f.namespace,
       name: f.leaderElectionId,
-      identity: this.o.identity,
+      identity: this.deps.identity,
       logger: this.log.child({ component: 'leader-election' }),
       onStartedLeading: (signal) => void this.lead(signal),
-      onStoppedLeading: () => this.o.metrics.leader.set(0),
+      onStoppedLeading: () => this.deps.metrics.leader.set(0),
       drain: () => this.stopControllers(),
     });
     this.electionDone = elector.run(this.stopAll.signal);
@@ -98,24 +96,24 @@ export class Manager {
   }
 
   private async lead(signal: AbortSignal): Promise<void> {
-    this.o.metrics.leader.set(1);
-    const informers = new InformerFactory(this.o.rest, this.log);
+    this.deps.metrics.leader.set(1);
+    const informers = new InformerFactory(this.deps.rest, this.log);
     const ctx: ControllerContext = {
-      rest: this.o.rest,
-      informers,
-      recorder: (component) => new EventRecorder(this.o.rest, { component }),
-      flags: this.o.flags,
+      rest: this.deps.rest,
+      informers: new SharedInformers(informers),
+      recorder: (component) => new EventRecorder(this.deps.rest, { component }),
+      flags: this.deps.flags,
       metrics: {
         reconciled: (controller, result, seconds) => {
-          this.o.metrics.reconciles.inc({ controller, result });
-          this.o.metrics.reconcileSeconds.observe({ controller }, seconds);
+          this.deps.metrics.reconciles.inc({ controller, result });
+          this.deps.metrics.reconcileSeconds.observe({ controller }, seconds);
         },
-        depth: (controller, n) => this.o.metrics.queueDepth.set({ controller }, n),
+        depth: (controller, n) => this.deps.metrics.queueDepth.set({ controller }, n),
       },
       logger: this.log,
     };
     const controllers: Controller[] = [];
-    for (const factory of this.o.factories ?? controllerFactories) {
+    for (const factory of this.deps.factories ?? controllerFactories) {
       try {
         const c = await factory(ctx);
         if (c) controllers.push(c);

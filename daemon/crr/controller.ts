@@ -2,7 +2,7 @@ import { CRR_PHASE_FAILED, CRR_PHASE_PENDING } from '../../api/enums.js';
 import { LABEL_CRR_ACTIVE, LABEL_CRR_ACTIVE_VALUE, LABEL_CRR_NODE_NAME, LABEL_CRR_POD_UID } from '../../api/metadata-keys.js';
 import type { ContainerRecreateRequest, ContainerRecreateRequestStatus } from '../../api/types/containerrecreaterequest.js';
 import type { EventRecorder } from '../../kube/events.js';
-import type { Informer } from '../../kube/informer.js';
+import type { Index, Informer } from '../../kube/informer.js';
 import { componentLogger, type Logger } from '../../kube/log.js';
 import { newerResourceVersion } from '../../kube/resource-version.js';
 import { ApiError } from '../../kube/rest.js';
@@ -15,7 +15,7 @@ import { observeContainers, podAddress } from './observe.js';
 import { pickCrr } from './pick.js';
 import { applyKillResults, planCrr, sameStatus, splitContainerID, type Plan } from './step.js';
 
-export const INDEX_POD = 'pod';
+const crrsByPod: Index<ContainerRecreateRequest> = { name: 'pod', keys: (crr) => [podKeyOf(crr)] };
 
 /** The daemon's CRR watch: only CRRs the webhook bound to this node and that are still active. */
 export function crrSelector(node: string): string {
@@ -58,20 +58,20 @@ export class CrrExecutor {
   private readonly firstSeen = new Map<string, number>();
   private runtimeName: string | undefined;
 
-  constructor(private readonly o: CrrExecutorOptions) {
-    this.log = o.logger ?? componentLogger('crr');
+  constructor(private readonly deps: CrrExecutorOptions) {
+    this.log = deps.logger ?? componentLogger('crr');
     this.queue = new WorkQueue({
       name: 'crr',
-      concurrency: o.maxWorkers,
+      concurrency: deps.maxWorkers,
       backoffBaseMs: 500,
       backoffMaxMs: 50_000,
       logger: this.log,
-      metrics: { depth: (n) => o.metrics.queueDepth.set({ queue: 'crr' }, n) },
+      metrics: { depth: (n) => deps.metrics.queueDepth.set({ queue: 'crr' }, n) },
     });
-    o.informer.addIndexer(INDEX_POD, (crr) => [podKeyOf(crr)]);
+    deps.informer.addIndex(crrsByPod);
     // Every change of any CRR of a pod, its disappearance included (completed CRRs lose the active
     // label and leave the watch), lets the pod's next CRR start at once.
-    o.informer.on({
+    deps.informer.on({
       add: (crr) => {
         if (!this.firstSeen.has(objectKey(crr))) this.firstSeen.set(objectKey(crr), Date.now());
         this.queue.add(podKeyOf(crr));
@@ -111,7 +111,7 @@ export class CrrExecutor {
 
   private async runtime(): Promise<string> {
     if (this.runtimeName === undefined) {
-      const v = await this.o.cri.runtime('Version', { version: 'v1' }, { timeoutMs: 10_000 });
+      const v = await this.deps.cri.runtime('Version', { version: 'v1' }, { timeoutMs: 10_000 });
       this.runtimeName = v.runtime_name;
     }
     return this.runtimeName;
@@ -119,7 +119,7 @@ export class CrrExecutor {
 
   private async reconcile(podKey: string): Promise<Result | void> {
     for (let i = 0; i < MAX_PLANS_PER_RECONCILE && !this.signal.aborted; i++) {
-      const crrs = this.o.informer.byIndex(INDEX_POD, podKey).map((c) => this.freshest(c));
+      const crrs = this.deps.informer.byIndex(crrsByPod, podKey).map((c) => this.freshest(c));
       const { current, toPending } = pickCrr(crrs);
       for (const waiting of toPending) await this.write(waiting, { ...waiting.status, phase: CRR_PHASE_PENDING });
       if (current === undefined) return;
@@ -132,12 +132,12 @@ export class CrrExecutor {
   /** One plan for one CRR, carried out; 'again' when something was persisted. */
   private async drive(crr: ContainerRecreateRequest): Promise<'again' | Result | undefined> {
     const key = objectKey(crr);
-    const log = this.log.child({ crr: key, pod: podKeyOf(crr), node: this.o.node });
+    const log = this.log.child({ crr: key, pod: podKeyOf(crr), node: this.deps.node });
     const runtimeName = await this.runtime();
     let plan: Plan = planCrr({ crr, runtimeName, nowMs: Date.now() });
     if (plan.type === 'observe') {
       const originals = new Map(crr.spec.containers.map((c) => [c.name, splitContainerID(c.statusContext?.containerID ?? '')?.id ?? '']));
-      const containers = await observeContainers(this.o.cri, podUidOf(crr), originals, this.signal);
+      const containers = await observeContainers(this.deps.cri, podUidOf(crr), originals, this.signal);
       plan = planCrr({ crr, runtimeName, nowMs: Date.now(), containers });
     }
     switch (plan.type) {
@@ -152,7 +152,7 @@ export class CrrExecutor {
       case 'complete': {
         if ((await this.write(crr, plan.status)) === undefined) return undefined;
         const failed = (plan.status.containerRecreateStates ?? []).filter((s) => s.phase === CRR_PHASE_FAILED).map((s) => s.name);
-        this.o.metrics.crrs.inc({ result: failed.length === 0 ? 'succeeded' : 'failed' });
+        this.deps.metrics.crrs.inc({ result: failed.length === 0 ? 'succeeded' : 'failed' });
         log.info('completed', { ...(plan.status.message !== undefined ? { message: plan.status.message } : {}), ...(failed.length > 0 ? { failed } : {}) });
         return 'again';
       }
@@ -174,18 +174,18 @@ export class CrrExecutor {
     await Promise.all(
       plan.kills.map(async (t) => {
         const error = await killContainer(t, {
-          cri: this.o.cri,
-          events: this.o.events,
+          cri: this.deps.cri,
+          events: this.deps.events,
           pod,
           crrName: crr.metadata?.name ?? '',
-          podAddress: () => (address ??= podAddress(this.o.cri, pod.uid, this.signal)),
+          podAddress: () => (address ??= podAddress(this.deps.cri, pod.uid, this.signal)),
           log: log.child({ container: t.name }),
           signal: this.signal,
           beforeStop: (preStopMs) => {
-            if (seen !== undefined) this.o.metrics.crrStopLatency.observe(Math.max(0, Date.now() - seen - preStopMs - unreadyMs) / 1000);
+            if (seen !== undefined) this.deps.metrics.crrStopLatency.observe(Math.max(0, Date.now() - seen - preStopMs - unreadyMs) / 1000);
           },
         });
-        this.o.metrics.crrStops.inc({ result: error === undefined ? 'ok' : 'error' });
+        this.deps.metrics.crrStops.inc({ result: error === undefined ? 'ok' : 'error' });
         if (error !== undefined && !this.signal.aborted) log.warn('cannot stop container', { container: t.name, error });
         results.set(t.name, error);
       }),
@@ -204,13 +204,13 @@ export class CrrExecutor {
   private async write(crr: ContainerRecreateRequest, status: ContainerRecreateRequestStatus): Promise<ContainerRecreateRequest | undefined> {
     const key = objectKey(crr);
     try {
-      const stored = await this.o.crrs.updateStatus({ ...crr, status });
+      const stored = await this.deps.crrs.updateStatus({ ...crr, status });
       this.written.set(key, stored);
       return stored;
     } catch (err) {
       if (!(err instanceof ApiError) || !(err.conflict || err.notFound)) throw new Error(`cannot write the status of ${key}`, { cause: err });
       if (err.conflict) {
-        const fresh = await this.o.crrs.get(crr.metadata?.namespace, crr.metadata?.name ?? '').catch(() => undefined);
+        const fresh = await this.deps.crrs.get(crr.metadata?.namespace, crr.metadata?.name ?? '').catch(() => undefined);
         if (fresh !== undefined) this.written.set(key, fresh);
         this.queue.add(podKeyOf(crr));
       }

@@ -56,31 +56,31 @@ export class ImagePuller {
   private readonly shared: SharedPulls;
   private stopped = false;
 
-  constructor(private readonly o: ImagePullerOptions) {
-    this.shared = new SharedPulls(o.cri);
-    this.log = o.logger ?? componentLogger('imagepuller');
-    this.pool = pLimit(o.maxWorkers);
+  constructor(private readonly deps: ImagePullerOptions) {
+    this.shared = new SharedPulls(deps.cri);
+    this.log = deps.logger ?? componentLogger('imagepuller');
+    this.pool = pLimit(deps.maxWorkers);
     this.queue = new WorkQueue({
       name: 'imagepuller',
       concurrency: 1,
       backoffBaseMs: 500,
       backoffMaxMs: 50_000,
       logger: this.log,
-      metrics: { depth: (n) => o.metrics.queueDepth.set({ queue: 'imagepuller' }, n) },
+      metrics: { depth: (n) => deps.metrics.queueDepth.set({ queue: 'imagepuller' }, n) },
     });
-    this.writer = new StatusWriter(o.nodeImages, o.informer, o.node, (ni) => buildStatus(ni.spec, this.states, ni.status), {
+    this.writer = new StatusWriter(deps.nodeImages, deps.informer, deps.node, (ni) => buildStatus(ni.spec, this.states, ni.status), {
       logger: this.log,
-      ...(o.statusMinIntervalMs !== undefined ? { minIntervalMs: o.statusMinIntervalMs } : {}),
-      onWrite: (result) => o.metrics.statusWrites.inc({ resource: 'nodeimages/status', result }),
+      ...(deps.statusMinIntervalMs !== undefined ? { minIntervalMs: deps.statusMinIntervalMs } : {}),
+      onWrite: (result) => deps.metrics.statusWrites.inc({ resource: 'nodeimages/status', result }),
       busy: () => this.running.size > 0,
     });
-    o.informer.on({
-      add: () => this.queue.add(o.node),
+    deps.informer.on({
+      add: () => this.queue.add(deps.node),
       // Status-only updates (our own writes among them) change nothing to plan.
       update: (a, b) => {
-        if (JSON.stringify(a.spec) !== JSON.stringify(b.spec)) this.queue.add(o.node);
+        if (JSON.stringify(a.spec) !== JSON.stringify(b.spec)) this.queue.add(deps.node);
       },
-      delete: () => this.queue.add(o.node),
+      delete: () => this.queue.add(deps.node),
     });
   }
 
@@ -104,7 +104,7 @@ export class ImagePuller {
   }
 
   private async reconcile(): Promise<void> {
-    const ni = this.o.informer.get(this.o.node);
+    const ni = this.deps.informer.get(this.deps.node);
     if (!ni) {
       // Not created yet, or deleted with its Node: nothing to pull, nothing to report.
       for (const r of this.running.values()) r.abort.abort();
@@ -126,7 +126,7 @@ export class ImagePuller {
     for (const key of [...this.states.keys()]) if (!wanted.has(key)) this.states.delete(key);
     for (const s of plan.adopt) this.states.set(tagKey(s.image, s.tag), s);
     for (const d of plan.start) this.startPull(d, ni);
-    this.o.metrics.pullsWaiting.set(this.pool.pendingCount);
+    this.deps.metrics.pullsWaiting.set(this.pool.pendingCount);
     if (plan.start.length > 0 || plan.adopt.length > 0 || plan.cancel.length > 0) this.writer.markDirty(true);
     else this.writer.markDirty(false);
   }
@@ -138,11 +138,11 @@ export class ImagePuller {
     const state: TagState = { image: d.image, tag: d.tag, version: d.version, phase: 'Waiting', progress: 0 };
     this.states.set(d.key, state);
     const current = (): boolean => this.running.get(d.key) === run && !this.stopped;
-    const log = this.log.child({ nodeImage: this.o.node, image: d.image, tag: d.tag, version: d.version });
+    const log = this.log.child({ nodeImage: this.deps.node, image: d.image, tag: d.tag, version: d.version });
     void this.pool(async () => {
       if (!current()) return;
-      this.o.metrics.pullsInFlight.inc();
-      this.o.metrics.pullsWaiting.set(this.pool.pendingCount);
+      this.deps.metrics.pullsInFlight.inc();
+      this.deps.metrics.pullsWaiting.set(this.pool.pendingCount);
       const t0 = Date.now();
       let outcome: PullOutcome | undefined;
       try {
@@ -157,12 +157,12 @@ export class ImagePuller {
             ...(d.imageSpec.sandboxConfig ? { sandboxConfig: d.imageSpec.sandboxConfig } : {}),
           },
           {
-            cri: this.o.cri,
+            cri: this.deps.cri,
             shared: this.shared,
-            ...(this.o.progress ? { progress: this.o.progress } : {}),
-            diskCheck: this.o.diskCheck,
-            auths: async () => credentialsFor(joinNameTag(d.image, d.tag), await this.o.secrets.keyring(d.imageSpec.pullSecrets ?? [])),
-            ...(this.o.backoffBaseMs !== undefined ? { backoffBaseMs: this.o.backoffBaseMs } : {}),
+            ...(this.deps.progress ? { progress: this.deps.progress } : {}),
+            diskCheck: this.deps.diskCheck,
+            auths: async () => credentialsFor(joinNameTag(d.image, d.tag), await this.deps.secrets.keyring(d.imageSpec.pullSecrets ?? [])),
+            ...(this.deps.backoffBaseMs !== undefined ? { backoffBaseMs: this.deps.backoffBaseMs } : {}),
           },
           (patch) => {
             if (!current()) return;
@@ -175,7 +175,7 @@ export class ImagePuller {
         outcome = { phase: 'Failed', message: `unexpected error: ${(err as Error).message}`, reason: 'other', bytes: 0, attempts: 0 };
         log.error('pull crashed', errorFields(err));
       } finally {
-        this.o.metrics.pullsInFlight.dec();
+        this.deps.metrics.pullsInFlight.dec();
       }
       // A stopped pull (tag removed, version bumped, shutdown) records nothing and tells no one.
       if (!outcome || !current()) return;
@@ -191,18 +191,18 @@ export class ImagePuller {
     if (outcome.phase === 'Succeeded') {
       state.progress = 100;
       if (outcome.imageID) state.imageID = outcome.imageID;
-      this.o.metrics.pullBytes.inc(outcome.bytes);
+      this.deps.metrics.pullBytes.inc(outcome.bytes);
       log.info('pulled', { seconds: Number(seconds.toFixed(3)), bytes: outcome.bytes, attempts: outcome.attempts });
-      this.o.events.event(nodeImageTarget(ni), EVENT_TYPE_NORMAL, REASON_PULL_IMAGE_SUCCEED, `Image ${d.image}:${d.tag}, elapsedTime ${seconds.toFixed(3)}s`);
+      this.deps.events.event(nodeImageTarget(ni), EVENT_TYPE_NORMAL, REASON_PULL_IMAGE_SUCCEED, `Image ${d.image}:${d.tag}, elapsedTime ${seconds.toFixed(3)}s`);
     } else {
       if (outcome.message) state.message = outcome.message;
       log.warn('pull failed', { reason: outcome.reason, attempts: outcome.attempts, error: outcome.message });
       const text = `Image ${d.image}:${d.tag} failed to pull: ${outcome.message ?? 'unknown error'}`;
-      this.o.events.event(nodeImageTarget(ni), EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, text);
-      for (const owner of ownersOf(d.spec)) this.o.events.event(owner, EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, text);
+      this.deps.events.event(nodeImageTarget(ni), EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, text);
+      for (const owner of ownersOf(d.spec)) this.deps.events.event(owner, EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, text);
     }
-    this.o.metrics.pulls.inc({ result: outcome.phase, reason: outcome.reason ?? '' });
-    this.o.metrics.pullDuration.observe({ result: outcome.phase }, seconds);
+    this.deps.metrics.pulls.inc({ result: outcome.phase, reason: outcome.reason ?? '' });
+    this.deps.metrics.pullDuration.observe({ result: outcome.phase }, seconds);
     if (isFinal(state.phase)) this.writer.markDirty(true);
   }
 }

@@ -1,6 +1,6 @@
 import type { Pod } from '../../api/types/core.js';
 import { completedCrrStatus, isCrrCompleted } from '../../api/crr-status.js';
-import { ANNOTATION_CRR_SYNC_CONTAINER_STATUSES, ANNOTATION_CRR_UNREADY_ACQUIRED, FINALIZER_CRR_UNREADY_ACQUIRED, LABEL_CRR_ACTIVE, LABEL_CRR_POD_UID } from '../../api/metadata-keys.js';
+import { ANNOTATION_CRR_SYNC_CONTAINER_STATUSES, ANNOTATION_CRR_UNREADY_ACQUIRED, FINALIZER_CRR_UNREADY_ACQUIRED, LABEL_CRR_ACTIVE } from '../../api/metadata-keys.js';
 import type { ContainerRecreateRequest } from '../../api/types/containerrecreaterequest.js';
 import { QueueController } from '../../kube/controller.js';
 import type { Informer } from '../../kube/informer.js';
@@ -10,11 +10,11 @@ import { ApiError } from '../../kube/rest.js';
 import { core, objectKey, PATCH_MERGE, Resource } from '../../kube/resource.js';
 import type { Result } from '../../kube/workqueue.js';
 import { deleteIfExists, updateWithRetry } from '../../kube/write.js';
-import type { ControllerContext } from '../controllers.js';
+import type { ControllerContext } from '../context.js';
+import { crrsByPodUid } from '../informers.js';
 import { planCrrManager, type ManagerPlan } from './plan.js';
 import { addHolder, crrHolder, removeHolder } from './readiness.js';
 
-const INDEX_POD_UID = 'podUid';
 const CONTROLLER_NAME = 'containerrecreaterequest';
 // Each plan step is one write; a CRR needs at most a handful in a row.
 const MAX_STEPS_PER_RECONCILE = 16;
@@ -36,10 +36,6 @@ export class CrrController extends QueueController {
     super(CONTROLLER_NAME, ctx.flags.crrWorkers, (key) => this.reconcileKey(key), ctx.metrics, ctx.logger.child({ controller: CONTROLLER_NAME }));
     this.crrs = new Resource<ContainerRecreateRequest>(ctx.rest, kruise.crrs);
     this.pods = new Resource<Pod>(ctx.rest, core.pods);
-    crrInformer.addIndexer(INDEX_POD_UID, (crr) => {
-      const uid = crr.metadata?.labels?.[LABEL_CRR_POD_UID];
-      return uid !== undefined ? [uid] : [];
-    });
     crrInformer.on({
       add: (crr) => this.queue.add(objectKey(crr)),
       update: (_old, crr) => this.queue.add(objectKey(crr)),
@@ -58,7 +54,7 @@ export class CrrController extends QueueController {
   private enqueueFor(pod: Pod): void {
     const uid = pod.metadata?.uid;
     if (uid === undefined) return;
-    for (const crr of this.crrInformer.byIndex(INDEX_POD_UID, uid)) {
+    for (const crr of this.crrInformer.byIndex(crrsByPodUid, uid)) {
       if (!isCrrCompleted(crr) || crr.metadata?.deletionTimestamp !== undefined) this.queue.add(objectKey(crr));
     }
   }
@@ -152,8 +148,6 @@ export class CrrController extends QueueController {
 }
 
 /** Builds the controller with the shared informers (every CRR, every pod). */
-export function crrController(ctx: ControllerContext): CrrController {
-  const crrInformer = ctx.informers.informer<ContainerRecreateRequest>(kruise.crrs);
-  const podInformer = ctx.informers.informer<Pod>(core.pods);
-  return new CrrController(crrInformer, podInformer, ctx);
+export function newCrrController(ctx: ControllerContext): CrrController {
+  return new CrrController(ctx.informers.crrs(), ctx.informers.pods(), ctx);
 }

@@ -15,8 +15,8 @@ import { ApiError } from '../../kube/rest.js';
 import { Resource } from '../../kube/resource.js';
 import type { Result } from '../../kube/workqueue.js';
 import { createIfMissing, deleteIfExists, updateWithRetry } from '../../kube/write.js';
-import type { ControllerContext } from '../controllers.js';
-import { imagePullJobInformer } from '../imagepulljob/controller.js';
+import type { ControllerContext } from '../context.js';
+import { jobsByListOwnerUid } from '../informers.js';
 import { jobKey } from '../imagepulljob/target.js';
 import { isDeleting } from '../../api/object-meta.js';
 import { timeMs } from '../../api/time.js';
@@ -24,8 +24,6 @@ import { planChildren } from './desired.js';
 import { listStatus } from './status.js';
 
 export const IMAGE_LIST_PULL_JOB_CONTROLLER = 'imagelistpulljob-controller';
-/** Index of ImagePullJobs by the UID of the ImageListPullJob that controls them. */
-export const INDEX_JOBS_BY_LIST_OWNER = 'listOwnerUID';
 
 function listOwner(job: ImagePullJob): { name: string; uid: string } | undefined {
   const ref = job.metadata?.ownerReferences?.find((o) => o.controller === true && o.kind === KIND_IMAGE_LIST_PULL_JOB);
@@ -55,11 +53,8 @@ class ImageListPullJobController {
     this.log = ctx.logger.child({ controller: IMAGE_LIST_PULL_JOB_CONTROLLER });
     this.api = new Resource<ImageListPullJob>(ctx.rest, kruise.imageListPullJobs);
     this.jobApi = new Resource<ImagePullJob>(ctx.rest, kruise.imagePullJobs);
-    this.lists = ctx.informers.informer<ImageListPullJob>(kruise.imageListPullJobs);
-    this.jobs = imagePullJobInformer(ctx).addIndexer(INDEX_JOBS_BY_LIST_OWNER, (j) => {
-      const o = listOwner(j);
-      return o ? [o.uid] : [];
-    });
+    this.lists = ctx.informers.imageListPullJobs();
+    this.jobs = ctx.informers.imagePullJobs();
     this.recorder = ctx.recorder(EVENT_SOURCE_IMAGE_LIST_PULL_JOB_CONTROLLER);
     this.queue = new QueueController(IMAGE_LIST_PULL_JOB_CONTROLLER, ctx.flags.imagePullJobWorkers, (key) => this.reconcile(key), ctx.metrics, this.log);
     const q = this.queue.queue;
@@ -83,7 +78,7 @@ class ImageListPullJobController {
     const log = this.log.child({ imageListPullJob: key });
     if (list.status?.completionTime) return this.expire(list, log);
 
-    const children = this.jobs.byIndex(INDEX_JOBS_BY_LIST_OWNER, list.metadata?.uid ?? '');
+    const children = this.jobs.byIndex(jobsByListOwnerUid, list.metadata?.uid ?? '');
     const plan = planChildren(list, children);
     if (list.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] !== plan.hash) {
       await updateWithRetry(this.api, list.metadata?.namespace, list.metadata?.name ?? '', (fresh) => {

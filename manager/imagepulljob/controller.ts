@@ -28,48 +28,27 @@ import { kruise } from '../../kube/kruise.js';
 import { sameLabels, selectorMatches } from '../../kube/labels.js';
 import { errorFields, type Logger } from '../../kube/log.js';
 import { ApiError } from '../../kube/rest.js';
-import { core, Resource } from '../../kube/resource.js';
+import { Resource } from '../../kube/resource.js';
 import type { Result } from '../../kube/workqueue.js';
 import { deleteIfExists, updateWithRetry } from '../../kube/write.js';
-import type { ControllerContext } from '../controllers.js';
+import type { ControllerContext } from '../context.js';
+import { ACTIVE, activeJobs, isActiveJob, activeJobsByPullSecret, activePodSelectorJobsByNamespace, nodeImagesByOwnerUid, podsByNamespace, podsByNode } from '../informers.js';
 import { isDeleting } from '../../api/object-meta.js';
 import { timeMs } from '../../api/time.js';
-import { INDEX_NODE_IMAGE_BY_OWNER_UID, nodeImageInformer } from '../nodeimage/controller.js';
 import { applyJobTag, releaseJobTag } from './desired.js';
 import { selectNodes, selectsNodeImage, type NodeSource } from './nodes.js';
-import { INDEX_SECRET_BY_REFERENCE, PullSecretSync } from './secretsync.js';
+import { referencesOf } from './secrets.js';
+import { PullSecretSync } from './secretsync.js';
 import { nodeView, planJob, type NodeView } from './status.js';
 import { jobEventTarget, jobKey, jobTarget, parallelismOf, type JobTarget } from './target.js';
 import { gainedRoom, ownersToWake } from './wake.js';
 
 export const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
 
-/** Jobs neither finished nor being deleted: the only ones node and pod changes can concern. */
-export const INDEX_ACTIVE_JOBS = 'active';
-/** Active jobs by "namespace/secret" of each pull secret. */
-export const INDEX_JOBS_BY_PULL_SECRET = 'pullSecret';
-/** Active podSelector jobs by namespace. */
-export const INDEX_POD_SELECTOR_JOBS = 'podSelectorNamespace';
-export const INDEX_PODS_BY_NAMESPACE = 'namespace';
-export const INDEX_PODS_BY_NODE = 'nodeName';
-
 /** NodeImage writes one reconcile has in flight at once. */
 const WRITE_CONCURRENCY = 10;
 /** Events from NodeImages and pods are gathered this long, so a burst of them is one reconcile. */
 const WAKE_BATCH_MS = 200;
-
-export function isActiveJob(job: ImagePullJob): boolean {
-  return !isDeleting(job) && !job.status?.completionTime;
-}
-
-/** The shared ImagePullJob informer with the indexes both job controllers use. */
-export function imagePullJobInformer(ctx: ControllerContext): Informer<ImagePullJob> {
-  return ctx.informers
-    .informer<ImagePullJob>(kruise.imagePullJobs)
-    .addIndexer(INDEX_ACTIVE_JOBS, (j) => (isActiveJob(j) ? ['true'] : []))
-    .addIndexer(INDEX_JOBS_BY_PULL_SECRET, (j) => (isActiveJob(j) ? [...new Set(j.spec?.pullSecrets ?? [])].map((s) => `${j.metadata?.namespace ?? ''}/${s}`) : []))
-    .addIndexer(INDEX_POD_SELECTOR_JOBS, (j) => (isActiveJob(j) && j.spec?.podSelector ? [j.metadata?.namespace ?? ''] : []));
-}
 
 type WriteKind = 'dispatch' | 'refresh' | 'release';
 
@@ -96,21 +75,16 @@ class ImagePullJobController {
     this.log = ctx.logger.child({ controller: IMAGE_PULL_JOB_CONTROLLER });
     this.api = new Resource<ImagePullJob>(ctx.rest, kruise.imagePullJobs);
     this.nodeImageApi = new Resource<NodeImage>(ctx.rest, kruise.nodeImages);
-    this.jobs = imagePullJobInformer(ctx);
-    this.nodeImages = nodeImageInformer(ctx);
-    this.pods = ctx.informers
-      .informer<Pod>(core.pods)
-      .addIndexer(INDEX_PODS_BY_NAMESPACE, (p) => [p.metadata?.namespace ?? ''])
-      .addIndexer(INDEX_PODS_BY_NODE, (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []));
-    const secrets = ctx.informers.informer<Secret>(core.secrets);
-    this.secretSync = new PullSecretSync(ctx.rest, secrets, ctx.flags.daemonConfigNamespace);
-    secrets.addIndexer(INDEX_SECRET_BY_REFERENCE, (s) => this.secretSync.referencesIndex(s));
+    this.jobs = ctx.informers.imagePullJobs();
+    this.nodeImages = ctx.informers.nodeImages();
+    this.pods = ctx.informers.pods();
+    this.secretSync = new PullSecretSync(ctx.rest, ctx.informers.secrets(), ctx.flags.daemonConfigNamespace);
     this.recorder = ctx.recorder(EVENT_SOURCE_IMAGE_PULL_JOB_CONTROLLER);
     this.queue = new QueueController(IMAGE_PULL_JOB_CONTROLLER, ctx.flags.imagePullJobWorkers, (key) => this.reconcile(key), ctx.metrics, this.log);
     this.source = {
       nodeImage: (name) => this.nodeImages.get(name),
       nodeImages: () => this.nodeImages.list(),
-      pods: (ns) => this.pods.byIndex(INDEX_PODS_BY_NAMESPACE, ns),
+      pods: (ns) => this.pods.byIndex(podsByNamespace, ns),
     };
     const q = this.queue.queue;
     const wake = (key: string): void => q.addAfter(key, WAKE_BATCH_MS);
@@ -130,7 +104,7 @@ class ImagePullJobController {
       update: (a, b) => {
         const keys = ownersToWake(a, b);
         if (!sameLabels(a.metadata?.labels, b.metadata?.labels) || isDeleting(a) !== isDeleting(b)) {
-          for (const j of this.jobs.byIndex(INDEX_ACTIVE_JOBS, 'true')) if (!j.spec.podSelector && selectsNodeImage(j, a) !== selectsNodeImage(j, b)) keys.add(jobKey(j));
+          for (const j of this.jobs.byIndex(activeJobs, ACTIVE)) if (!j.spec.podSelector && selectsNodeImage(j, a) !== selectsNodeImage(j, b)) keys.add(jobKey(j));
         }
         if (gainedRoom(a, b)) for (const k of this.activeJobsSelecting(b)) keys.add(k);
         // A finished job has nothing left to do on any node.
@@ -149,7 +123,7 @@ class ImagePullJobController {
       },
       delete: (p) => this.onPod(p, undefined).forEach(wake),
     });
-    secrets.on({
+    ctx.informers.secrets().on({
       add: (s) => this.onSecret(s).forEach((k) => q.add(k)),
       update: (a, b) => {
         if (!jsonEqual(a.data, b.data) || a.type !== b.type || !jsonEqual(a.metadata?.annotations, b.metadata?.annotations)) this.onSecret(b).forEach((k) => q.add(k));
@@ -167,11 +141,11 @@ class ImagePullJobController {
   private activeJobsSelecting(ni: NodeImage): string[] {
     const node = ni.metadata?.name ?? '';
     const out: string[] = [];
-    for (const job of this.jobs.byIndex(INDEX_ACTIVE_JOBS, 'true')) {
+    for (const job of this.jobs.byIndex(activeJobs, ACTIVE)) {
       const selector = job.spec.podSelector;
       if (selector) {
         const ns = job.metadata?.namespace;
-        if (this.pods.byIndex(INDEX_PODS_BY_NODE, node).some((p) => p.metadata?.namespace === ns && selectorMatches(selector, p.metadata?.labels))) out.push(jobKey(job));
+        if (this.pods.byIndex(podsByNode, node).some((p) => p.metadata?.namespace === ns && selectorMatches(selector, p.metadata?.labels))) out.push(jobKey(job));
       } else if (selectsNodeImage(job, ni)) {
         out.push(jobKey(job));
       }
@@ -182,7 +156,7 @@ class ImagePullJobController {
   private onPod(pod: Pod, old: Pod | undefined): string[] {
     const ns = pod.metadata?.namespace ?? '';
     const out: string[] = [];
-    for (const job of this.jobs.byIndex(INDEX_POD_SELECTOR_JOBS, ns)) {
+    for (const job of this.jobs.byIndex(activePodSelectorJobsByNamespace, ns)) {
       const selector = job.spec.podSelector;
       if (!selector) continue;
       if (selectorMatches(selector, pod.metadata?.labels) || (old && selectorMatches(selector, old.metadata?.labels))) out.push(jobKey(job));
@@ -193,9 +167,9 @@ class ImagePullJobController {
   /** A source secret changed (its jobs sync the copy) or a copy changed (its jobs restore it). */
   private onSecret(s: Secret): string[] {
     const ns = s.metadata?.namespace ?? '';
-    const keys = new Set(this.jobs.byIndex(INDEX_JOBS_BY_PULL_SECRET, `${ns}/${s.metadata?.name ?? ''}`).map(jobKey));
+    const keys = new Set(this.jobs.byIndex(activeJobsByPullSecret, `${ns}/${s.metadata?.name ?? ''}`).map(jobKey));
     if (ns === this.secretSync.daemonNamespace) {
-      for (const k of this.secretSync.referencesIndex(s)) {
+      for (const k of referencesOf(s)) {
         const job = this.jobs.get(k);
         if (job && isActiveJob(job)) keys.add(k);
       }
@@ -251,7 +225,7 @@ class ImagePullJobController {
     const plan = planJob(job, views, parallelismOf(job), Date.now());
     const selectedNames = new Set(selected.map((ni) => ni.metadata?.name ?? ''));
     const release = this.nodeImages
-      .byIndex(INDEX_NODE_IMAGE_BY_OWNER_UID, target.uid)
+      .byIndex(nodeImagesByOwnerUid, target.uid)
       .map((ni) => ni.metadata?.name ?? '')
       .filter((n) => !selectedNames.has(n) && !this.writes.pending(key, n, this.nodeImages.get(n)?.metadata?.resourceVersion));
     const todo: Array<[string, WriteKind]> = [

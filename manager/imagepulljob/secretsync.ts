@@ -7,15 +7,13 @@ import type { Informer } from '../../kube/informer.js';
 import { ApiError, type RestClient } from '../../kube/rest.js';
 import { core, Resource } from '../../kube/resource.js';
 import { createIfMissing } from '../../kube/write.js';
-import { copyName, desiredCopy, referencesOf, releasedCopy } from './secrets.js';
+import { secretsByJobReference } from '../informers.js';
+import { copyName, desiredCopy, releasedCopy } from './secrets.js';
 import { jobKey } from './target.js';
 
 function sourceKey(s: Secret): string {
   return `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`;
 }
-
-/** Index of copies in the daemon namespace by every job ("namespace/name") they serve. */
-export const INDEX_SECRET_BY_REFERENCE = 'references';
 
 const ATTEMPTS = 8;
 
@@ -35,11 +33,6 @@ export class PullSecretSync {
     readonly daemonNamespace: string,
   ) {
     this.api = new Resource<Secret>(rest, core.secrets);
-  }
-
-  /** What the informer must index for `release` to find a job's copies. */
-  referencesIndex(s: Secret): string[] {
-    return s.metadata?.namespace === this.daemonNamespace ? referencesOf(s) : [];
   }
 
   /** Makes sure a copy of each of the job's secrets exists, current and listing the job. */
@@ -69,7 +62,12 @@ export class PullSecretSync {
   async release(job: ImagePullJob, keep: ReadonlySet<string> = new Set()): Promise<void> {
     const key = jobKey(job);
     const ns = job.metadata?.namespace ?? '';
-    const candidates = new Set(this.secrets.byIndex(INDEX_SECRET_BY_REFERENCE, key).map((s) => s.metadata?.name ?? ''));
+    const candidates = new Set(
+      this.secrets
+        .byIndex(secretsByJobReference, key)
+        .filter((s) => s.metadata?.namespace === this.daemonNamespace)
+        .map((s) => s.metadata?.name ?? ''),
+    );
     // A copy claimed a moment ago may not be in the cache yet; its name is known.
     if (ns !== this.daemonNamespace) for (const name of job.spec.pullSecrets ?? []) candidates.add(copyName(ns, name));
     for (const name of candidates) if (!keep.has(name)) await this.releaseOne(name, key);

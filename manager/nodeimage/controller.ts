@@ -18,26 +18,14 @@ import { ApiError } from '../../kube/rest.js';
 import { core, Resource } from '../../kube/resource.js';
 import type { Result } from '../../kube/workqueue.js';
 import { createIfMissing, deleteIfExists, updateWithRetry } from '../../kube/write.js';
-import type { ControllerContext } from '../controllers.js';
+import type { ControllerContext } from '../context.js';
+import { nodeImagesByOwnerUid, nodeImagesByPullSecret } from '../informers.js';
 import { cleanSpec, isVirtualKubelet, jobOwnerRefs, lifecycle, pullSecretRefs, readiness, type SpecLookups } from './desired.js';
 import { isDeleting } from '../../api/object-meta.js';
 import { OwnerLookup } from './owners.js';
 import { timeoutStatus, type FailedTag } from './status.js';
 
 export const NODE_IMAGE_CONTROLLER = 'nodeimage-controller';
-
-/** Index of NodeImages by the UID of every ImagePullJob owning one of their tags. */
-export const INDEX_NODE_IMAGE_BY_OWNER_UID = 'ownerUID';
-/** Index of NodeImages by "namespace/name" of every pull secret they reference. */
-export const INDEX_NODE_IMAGE_BY_PULL_SECRET = 'pullSecret';
-
-/** The shared NodeImage informer with the indexes both image controllers use. */
-export function nodeImageInformer(ctx: ControllerContext): Informer<NodeImage> {
-  return ctx.informers
-    .informer<NodeImage>(kruise.nodeImages)
-    .addIndexer(INDEX_NODE_IMAGE_BY_OWNER_UID, (ni) => [...new Set(jobOwnerRefs(ni).map((r) => r.uid ?? ''))])
-    .addIndexer(INDEX_NODE_IMAGE_BY_PULL_SECRET, (ni) => [...new Set(pullSecretRefs(ni).map((r) => `${r.namespace ?? ''}/${r.name ?? ''}`))]);
-}
 
 /** Status entries as far as the controller cares: phase, version and completion of each tag. */
 function statusShape(ni: NodeImage): string {
@@ -63,10 +51,10 @@ class NodeImageController {
     this.log = ctx.logger.child({ controller: NODE_IMAGE_CONTROLLER });
     this.api = new Resource<NodeImage>(ctx.rest, kruise.nodeImages);
     this.secretApi = new Resource<Secret>(ctx.rest, core.secrets);
-    this.nodes = ctx.informers.informer<Node>(core.nodes);
-    this.nodeImages = nodeImageInformer(ctx);
-    this.secrets = ctx.informers.informer<Secret>(core.secrets);
-    const jobs = ctx.informers.informer<ImagePullJob>(kruise.imagePullJobs);
+    this.nodes = ctx.informers.nodes();
+    this.nodeImages = ctx.informers.nodeImages();
+    this.secrets = ctx.informers.secrets();
+    const jobs = ctx.informers.imagePullJobs();
     this.owners = new OwnerLookup(jobs, new Resource<ImagePullJob>(ctx.rest, kruise.imagePullJobs));
     this.recorder = ctx.recorder(EVENT_SOURCE_NODE_IMAGE_CONTROLLER);
     this.queue = new QueueController(NODE_IMAGE_CONTROLLER, ctx.flags.nodeImageWorkers, (key) => this.reconcile(key), ctx.metrics, this.log);
@@ -102,7 +90,7 @@ class NodeImageController {
     });
     this.secrets.on({
       delete: (s) => {
-        for (const ni of this.nodeImages.byIndex(INDEX_NODE_IMAGE_BY_PULL_SECRET, `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`)) {
+        for (const ni of this.nodeImages.byIndex(nodeImagesByPullSecret, `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`)) {
           q.add(ni.metadata?.name ?? '');
         }
       },
@@ -131,7 +119,7 @@ class NodeImageController {
   private onJobGone(job: ImagePullJob): void {
     const uid = job.metadata?.uid ?? '';
     this.owners.markGone(uid);
-    for (const ni of this.nodeImages.byIndex(INDEX_NODE_IMAGE_BY_OWNER_UID, uid)) this.queue.queue.add(ni.metadata?.name ?? '');
+    for (const ni of this.nodeImages.byIndex(nodeImagesByOwnerUid, uid)) this.queue.queue.add(ni.metadata?.name ?? '');
   }
 
   private async reconcile(name: string): Promise<Result | void> {

@@ -12,7 +12,8 @@ import { ApiError } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource, type ResourceType } from '../../kube/resource.js';
 import { createIfMissing, deleteIfExists } from '../../kube/write.js';
-import type { ControllerContext } from '../controllers.js';
+import type { ControllerContext } from '../context.js';
+import { jobsByControllerUid } from '../informers.js';
 import { ANNOTATION_PREDOWNLOAD_FROM, decide, PREDOWNLOAD_FROM_FINISHED } from './decide.js';
 import { fromCloneSet, fromStatefulSet, type Workload } from './workload.js';
 
@@ -51,9 +52,9 @@ export class PreDownloadController implements Controller {
   private readonly qc: QueueController;
   private readonly workloads = new Map<KindName, { informer: Informer<KubeObject>; stop: AbortController }>();
   private readonly crdInformer: Informer<Crd>;
-  private readonly jobs: Informer<ImagePullJob & KubeObject>;
-  private readonly jobRes: Resource<ImagePullJob & KubeObject>;
-  private readonly revisions: Resource<ControllerRevision & KubeObject>;
+  private readonly jobs: Informer<ImagePullJob>;
+  private readonly jobRes: Resource<ImagePullJob>;
+  private readonly revisions: Resource<ControllerRevision>;
   private readonly recorder: EventRecorder;
   private readonly log: Logger;
   private readonly stopAll = new AbortController();
@@ -64,8 +65,7 @@ export class PreDownloadController implements Controller {
     this.qc = new QueueController(this.name, 2, (key) => this.reconcile(key), ctx.metrics, this.log);
     this.jobRes = new Resource(ctx.rest, kruise.imagePullJobs);
     this.revisions = new Resource(ctx.rest, core.controllerrevisions);
-    this.jobs = ctx.informers.informer<ImagePullJob & KubeObject>(kruise.imagePullJobs);
-    this.jobs.addIndexer('controllerUID', (j) => j.metadata?.ownerReferences?.filter((o) => o.controller).map((o) => o.uid) ?? []);
+    this.jobs = ctx.informers.imagePullJobs();
     this.jobs.on({
       // A pre-download that failed must show on its workload.
       update: (_o, j) => {
@@ -193,7 +193,7 @@ export class PreDownloadController implements Controller {
   }
 
   private reportFailures(uid: string, target: EventTarget): void {
-    for (const j of this.jobs.byIndex('controllerUID', uid)) {
+    for (const j of this.jobs.byIndex(jobsByControllerUid, uid)) {
       const failed = j.status?.failed ?? 0;
       if (failed > 0 && j.status?.completionTime) {
         const nodes = (j.status.failedNodes ?? []).join(', ');
@@ -203,7 +203,7 @@ export class PreDownloadController implements Controller {
   }
 
   private async deleteJobs(uid: string, namespace: string, why: string): Promise<void> {
-    for (const j of this.jobs.byIndex('controllerUID', uid)) {
+    for (const j of this.jobs.byIndex(jobsByControllerUid, uid)) {
       if (await deleteIfExists(this.jobRes, namespace, j.metadata?.name ?? '', j.metadata?.uid)) {
         this.log.info('deleted pre-download ImagePullJob', { imagePullJob: `${namespace}/${j.metadata?.name}`, reason: why });
       }
@@ -211,6 +211,6 @@ export class PreDownloadController implements Controller {
   }
 }
 
-export function preDownloadController(ctx: ControllerContext): Controller | undefined {
+export function newPreDownloadController(ctx: ControllerContext): Controller | undefined {
   return ctx.flags.clonesetPredownload ? new PreDownloadController(ctx) : undefined;
 }

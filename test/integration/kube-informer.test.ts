@@ -1,4 +1,4 @@
-import { Informer } from '../../kube/informer.js';
+import { Informer, type Index } from '../../kube/informer.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import type { FaultProxy } from '../proxy/fault-proxy.js';
@@ -28,16 +28,17 @@ interface Recorded {
   deleted: string[];
 }
 
+const byColor: Index<ConfigMap> = { name: 'byColor', keys: (o) => (o.metadata?.labels?.['color'] ? [o.metadata.labels['color']] : []) };
+
 function informer(opts: { label?: string; field?: string; viaProxy?: boolean } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
   const rest = opts.viaProxy ? restClient(proxy.url) : direct;
   const inf = new Informer<ConfigMap>(new Resource(rest, core.configmaps), {
     namespace: ns,
     ...(opts.label ? { labelSelector: opts.label } : {}),
     ...(opts.field ? { fieldSelector: opts.field } : {}),
-    indexers: { byColor: (o) => (o.metadata?.labels?.['color'] ? [o.metadata.labels['color']] : []) },
     backoffMinMs: 100,
     backoffMaxMs: 1000,
-  });
+  }).addIndex(byColor);
   const seen: Recorded = { added: [], updated: [], deleted: [] };
   inf.on({
     add: (o) => seen.added.push(o.metadata?.name ?? ''),
@@ -90,8 +91,8 @@ describe('Informer on the real API server', () => {
         expect(seen.deleted).toEqual(['a2']);
       });
       expect(inf.get(`${ns}/a1`)?.data).toEqual({ x: '1' });
-      expect(inf.byIndex('byColor', 'red').map((o) => o.metadata?.name).sort()).toEqual(['a1', 'a3']);
-      expect(inf.byIndex('byColor', 'blue')).toEqual([]);
+      expect(inf.byIndex(byColor, 'red').map((o) => o.metadata?.name).sort()).toEqual(['a1', 'a3']);
+      expect(inf.byIndex(byColor, 'blue')).toEqual([]);
       expect(inf.get(`${ns}/other`)).toBeUndefined();
       expect((inf.get(`${ns}/a1`)?.metadata as Record<string, unknown>)['managedFields']).toBeUndefined();
     } finally {
