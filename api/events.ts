@@ -14,6 +14,9 @@ export const REASON_FAILED_CREATE_IMAGE_PULL_JOB = 'FailedCreateImagePullJob';
 /** ImageListPullJob controller reasons; upstream uses these sentences (with spaces) as reasons. */
 export const REASON_SUCCESSFUL_CREATE_IMAGE_PULL_JOB = 'Successful create ImagePullJob';
 export const REASON_SUCCESSFUL_DELETE_IMAGE_PULL_JOB = 'Successful delete ImagePullJob';
+/** kruise-ts's own Warning reasons for pre-download on a workload (upstream only logs these). */
+export const REASON_INVALID_PREDOWNLOAD_ANNOTATION = 'InvalidImagePreDownloadAnnotation';
+export const REASON_PREDOWNLOAD_FAILED = 'ImagePreDownloadFailed';
 
 export const EVENT_SOURCE_DAEMON_IMAGE_PULLER = 'kruise-daemon-imagepuller';
 export const EVENT_SOURCE_DAEMON_CRR = 'kruise-daemon-crr';

@@ -1,3 +1,4 @@
+import { LABEL_CRR_NODE_NAME } from '../api/metadata-keys.js';
 import type { ContainerRecreateRequest } from '../api/types/containerrecreaterequest.js';
 import type { ImageListPullJob } from '../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../api/types/imagepulljob.js';
@@ -68,7 +69,7 @@ export async function status(rest: RestClient, namespace: string | undefined, ou
         ...ns(c),
         c.metadata?.name ?? '',
         c.spec.podName,
-        c.metadata?.labels?.['crr.apps.kruise.io/node-name'] ?? '',
+        c.metadata?.labels?.[LABEL_CRR_NODE_NAME] ?? '',
         c.status?.phase ?? 'Pending',
         (c.status?.containerRecreateStates ?? []).map((s) => `${s.name}=${s.phase}`).join(',') || '-',
         crrVerdict(c),

@@ -1,3 +1,4 @@
+import { NODE_IMAGE_CREATION_DELAY_SECONDS } from '../api/limits.js';
 import { DEFAULT_DAEMON_CONFIG_NAMESPACE, DEFAULT_KRUISE_NAMESPACE, ENV_DAEMON_CONFIG_NAMESPACE, ENV_KRUISE_NAMESPACE } from '../api/metadata-keys.js';
 import { isLogLevel } from '../kube/log.js';
 import { bool, num, str } from '../kube/flags.js';
@@ -21,7 +22,7 @@ export const managerFlags = {
   nodeImageWorkers: num('nodeimage-workers', 3, 'NodeImage reconciles running at once', 'NODEIMAGE_WORKERS', atLeast(1)),
   imagePullJobWorkers: num('imagepulljob-workers', 3, 'ImagePullJob and ImageListPullJob reconciles running at once', 'IMAGEPULLJOB_WORKERS', atLeast(1)),
   crrWorkers: num('crr-workers', 3, 'ContainerRecreateRequest reconciles running at once', 'CRR_WORKERS', atLeast(1)),
-  nodeImageCreationDelay: num('nodeimage-creation-delay-seconds', 30, 'a Node must be Ready this long before its NodeImage is created', 'NODEIMAGE_CREATION_DELAY_SECONDS', atLeast(0)),
+  nodeImageCreationDelay: num('nodeimage-creation-delay-seconds', NODE_IMAGE_CREATION_DELAY_SECONDS, 'a Node must be Ready this long before its NodeImage is created', 'NODEIMAGE_CREATION_DELAY_SECONDS', atLeast(0)),
   clonesetPredownload: bool('enable-cloneset-predownload', true, 'pre-download new images during CloneSet and Advanced StatefulSet rollouts', 'ENABLE_CLONESET_PREDOWNLOAD'),
   qps: num('rest-config-qps', 30, 'Kubernetes API requests per second (client-side limit)', 'REST_CONFIG_QPS', atLeast(0)),
   burst: num('rest-config-burst', 50, 'Kubernetes API request burst', 'REST_CONFIG_BURST', atLeast(1)),

@@ -3,6 +3,8 @@
 // same credentials a Pod using the same secrets would.
 
 import { defaultDomain, parseReference } from '../../api/image-reference.js';
+import { SECRET_KEY_DOCKER_CONFIG_JSON, SECRET_KEY_DOCKERCFG, SECRET_TYPE_DOCKER_CONFIG_JSON, SECRET_TYPE_DOCKERCFG } from '../../api/metadata-keys.js';
+import type { Secret } from '../../api/types/core.js';
 
 export interface RegistryAuth {
   username: string;
@@ -29,17 +31,9 @@ function secretError(source: string, problem: string): CredentialError {
   return new CredentialError(`secret ${source}: ${problem}`);
 }
 
-export interface DockerSecret {
-  metadata?: { namespace?: string; name?: string };
-  type?: string;
-  data?: Record<string, string>;
-}
-
-const dockerConfigJsonType = 'kubernetes.io/dockerconfigjson';
-const dockerCfgType = 'kubernetes.io/dockercfg';
 const dataKeys = new Map([
-  [dockerConfigJsonType, '.dockerconfigjson'],
-  [dockerCfgType, '.dockercfg'],
+  [SECRET_TYPE_DOCKER_CONFIG_JSON, SECRET_KEY_DOCKER_CONFIG_JSON],
+  [SECRET_TYPE_DOCKERCFG, SECRET_KEY_DOCKERCFG],
 ]);
 
 // Docker Hub is reachable under several names, and docker config files use all of them
@@ -58,7 +52,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function secretSource(secret: DockerSecret): string {
+function secretSource(secret: Secret): string {
   return `${secret.metadata?.namespace ?? '<no namespace>'}/${secret.metadata?.name ?? '<no name>'}`;
 }
 
@@ -68,13 +62,13 @@ function secretSource(secret: DockerSecret): string {
  * registrytoken are skipped, as the kubelet's keyring skips them: it only reads username/password
  * and auth, so a Pod with the same secret would not use those tokens either.
  */
-export function parseDockerSecret(secret: DockerSecret): KeyringEntry[] {
+export function parseDockerSecret(secret: Secret): KeyringEntry[] {
   const source = secretSource(secret);
   const type = secret.type;
   const key = type === undefined ? undefined : dataKeys.get(type);
   if (type === undefined || key === undefined) {
     const got = type === undefined ? 'no type' : `type "${type}"`;
-    throw secretError(source, `has ${got}, expected ${dockerConfigJsonType} or ${dockerCfgType}`);
+    throw secretError(source, `has ${got}, expected ${SECRET_TYPE_DOCKER_CONFIG_JSON} or ${SECRET_TYPE_DOCKERCFG}`);
   }
   const encoded = secret.data?.[key];
   if (encoded === undefined) throw secretError(source, `data has no ${key} key`);
@@ -99,7 +93,7 @@ function authsOf(source: string, key: string, type: string, text: string): Recor
     throw secretError(source, `${key} is not valid JSON`);
   }
   if (!isObject(config)) throw secretError(source, `${key} is not a JSON object`);
-  if (type === dockerCfgType) return config;
+  if (type === SECRET_TYPE_DOCKERCFG) return config;
   const auths = config['auths'];
   if (auths === undefined) throw secretError(source, `${key} has no "auths" object`);
   if (!isObject(auths)) throw secretError(source, `"auths" in ${key} is not an object`);

@@ -1,4 +1,4 @@
-import { EVENT_SOURCE_CLONE_SET_CONTROLLER, EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, REASON_CREATED_IMAGE_PULL_JOB, REASON_FAILED_CREATE_IMAGE_PULL_JOB } from '../../api/events.js';
+import { EVENT_SOURCE_CLONE_SET_CONTROLLER, EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, REASON_CREATED_IMAGE_PULL_JOB, REASON_FAILED_CREATE_IMAGE_PULL_JOB, REASON_INVALID_PREDOWNLOAD_ANNOTATION, REASON_PREDOWNLOAD_FAILED } from '../../api/events.js';
 import { LABEL_IMAGE_PREDOWNLOAD_IGNORED, LABEL_PRE_PREDOWNLOAD_CREATED } from '../../api/metadata-keys.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ControllerRevision } from '../../api/types/core.js';
@@ -19,8 +19,6 @@ import { fromCloneSet, fromStatefulSet, type Workload } from './workload.js';
 
 class RetryLater extends Error {}
 
-export const REASON_INVALID_PREDOWNLOAD_ANNOTATION = 'InvalidImagePreDownloadAnnotation';
-export const REASON_PREDOWNLOAD_FAILED = 'ImagePreDownloadFailed';
 
 interface Kind {
   type: ResourceType;

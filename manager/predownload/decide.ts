@@ -1,5 +1,12 @@
-import type { Container, PodTemplateSpec } from '../../api/types/core.js';
+import { COMPLETION_POLICY_ALWAYS, UPDATE_TYPE_RECREATE } from '../../api/enums.js';
 import { jsonEqual } from '../../api/json-equal.js';
+import {
+  PREDOWNLOAD_BACKOFF_LIMIT,
+  PREDOWNLOAD_DEFAULT_PARALLELISM,
+  PREDOWNLOAD_DEFAULT_TIMEOUT_SECONDS,
+  PREDOWNLOAD_MIN_REPLICAS_EXCLUSIVE,
+  PREDOWNLOAD_TTL_SECONDS_AFTER_FINISHED,
+} from '../../api/limits.js';
 import {
   ANNOTATION_PREDOWNLOAD_MIN_UPDATED_READY_PODS,
   ANNOTATION_PREDOWNLOAD_PARALLELISM,
@@ -9,7 +16,7 @@ import {
   LABEL_PRE_PREDOWNLOAD_CREATED,
 } from '../../api/metadata-keys.js';
 import { API_VERSION_V1ALPHA1, KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
-import type { ControllerRevision } from '../../api/types/core.js';
+import type { Container, ControllerRevision, PodTemplateSpec } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import { scaled, type Workload } from './workload.js';
 
@@ -101,8 +108,8 @@ export function preDownloadJob(w: Workload, updateRev: ControllerRevision, c: Co
         ],
       },
       parallelism,
-      pullPolicy: { backoffLimit: 1, timeoutSeconds },
-      completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 600 },
+      pullPolicy: { backoffLimit: PREDOWNLOAD_BACKOFF_LIMIT, timeoutSeconds },
+      completionPolicy: { type: COMPLETION_POLICY_ALWAYS, ttlSecondsAfterFinished: PREDOWNLOAD_TTL_SECONDS_AFTER_FINISHED },
       sandboxConfig: { labels, ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}) },
     },
   };
@@ -139,8 +146,8 @@ export function decide(w: Workload, updateRev: ControllerRevision | undefined, c
     if (from === undefined || from === w.currentRevision) return out({ kind: 'done' });
   }
 
-  if (w.recreate) return out({ kind: 'ignore', reason: 'pods are recreated (ReCreate), not updated in place' });
-  if (w.replicas <= 3) return out({ kind: 'ignore', reason: `only ${w.replicas} replicas` });
+  if (w.recreate) return out({ kind: 'ignore', reason: `pods are recreated (${UPDATE_TYPE_RECREATE}), not updated in place` });
+  if (w.replicas <= PREDOWNLOAD_MIN_REPLICAS_EXCLUSIVE) return out({ kind: 'ignore', reason: `only ${w.replicas} replicas` });
   if (w.partition === 0 && w.maxUnavailable >= w.replicas) return out({ kind: 'ignore', reason: 'every pod updates in one batch' });
   const newT = revisionTemplate(updateRev);
   const oldT = revisionTemplate(currentRev);
@@ -149,7 +156,7 @@ export function decide(w: Workload, updateRev: ControllerRevision | undefined, c
   if (!changed) return out({ kind: 'ignore', reason: 'the change is not in-place updatable' });
   if (changed.length === 0) return out({ kind: 'ignore', reason: 'no image changed' });
 
-  const parallelism = intAnnotation(w, ANNOTATION_PREDOWNLOAD_PARALLELISM, 1, warnings);
-  const timeout = intAnnotation(w, ANNOTATION_PREDOWNLOAD_TIMEOUT_SECONDS, 300, warnings);
+  const parallelism = intAnnotation(w, ANNOTATION_PREDOWNLOAD_PARALLELISM, PREDOWNLOAD_DEFAULT_PARALLELISM, warnings);
+  const timeout = intAnnotation(w, ANNOTATION_PREDOWNLOAD_TIMEOUT_SECONDS, PREDOWNLOAD_DEFAULT_TIMEOUT_SECONDS, warnings);
   return out({ kind: 'create', jobs: changed.map((c) => preDownloadJob(w, updateRev, c, parallelism, timeout)) });
 }

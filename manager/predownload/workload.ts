@@ -1,4 +1,6 @@
 import type { LabelSelector, PodTemplateSpec } from '../../api/types/core.js';
+import { UPDATE_TYPE_RECREATE } from '../../api/enums.js';
+import { CLONE_SET_DEFAULT_MAX_UNAVAILABLE } from '../../api/limits.js';
 import { API_VERSION_V1ALPHA1, API_VERSION_V1BETA1, KIND_CLONE_SET, KIND_STATEFUL_SET } from '../../api/group-version.js';
 import type { IntOrString } from '../../api/types/common.js';
 import type { AdvancedStatefulSet, CloneSet } from '../../api/types/workloads.js';
@@ -53,10 +55,10 @@ export function fromCloneSet(cs: CloneSet): Workload {
     replicas,
     selector: cs.spec.selector,
     template: cs.spec.template,
-    recreate: us.type === 'ReCreate',
+    recreate: us.type === UPDATE_TYPE_RECREATE,
     partition: scaled(us.partition, replicas, true) ?? 0,
-    // CloneSet's default maxUnavailable is 20%, rounded down.
-    maxUnavailable: scaled(us.maxUnavailable ?? '20%', replicas, false) ?? 0,
+    // Rounded down, as CloneSet does.
+    maxUnavailable: scaled(us.maxUnavailable ?? CLONE_SET_DEFAULT_MAX_UNAVAILABLE, replicas, false) ?? 0,
     ...(cs.status?.currentRevision ? { currentRevision: cs.status.currentRevision } : {}),
     ...(cs.status?.updateRevision ? { updateRevision: cs.status.updateRevision } : {}),
     updatedReadyReplicas: cs.status?.updatedReadyReplicas ?? 0,
@@ -77,7 +79,7 @@ export function fromStatefulSet(sts: AdvancedStatefulSet): Workload {
     selector: sts.spec.selector,
     template: sts.spec.template,
     // Advanced StatefulSet recreates pods unless asked to update them in place (its default).
-    recreate: (ru.podUpdatePolicy ?? 'ReCreate') === 'ReCreate',
+    recreate: (ru.podUpdatePolicy ?? UPDATE_TYPE_RECREATE) === UPDATE_TYPE_RECREATE,
     // Pods with an ordinal below the partition keep the old revision.
     partition: Math.min(replicas, Math.max(0, ru.partition ?? 0)),
     maxUnavailable: scaled(ru.maxUnavailable ?? 1, replicas, false) ?? 1,
