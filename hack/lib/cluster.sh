@@ -1,5 +1,5 @@
 # The local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and N kubelets,
-# each kubelet on its own containerd. Written from ../shared/env/kube-cluster-recipe.md. Sourced.
+# each kubelet on its own containerd. Sourced.
 
 api() { # api METHOD PATH [JSON]: prints the HTTP code
   local data=(); [ $# -ge 3 ] && data=(-H 'Content-Type: application/json' -d "$3")

@@ -33,8 +33,8 @@ KCM_PORT=$((10257 + KRUISE_TS_PORT_OFFSET))
 SCHED_PORT=$((10359 + KRUISE_TS_PORT_OFFSET))
 ADMIN_TOKEN=kruise-ts-admin-token
 RESTRICTED_TOKEN=kruise-ts-restricted-token
-# The kubelet rewrites host sysctls; one save file per host, shared by every environment (see
-# kube-cluster-recipe §11.4), so a teardown never restores values another environment changed.
+# The kubelet rewrites host sysctls; one save file per host, shared by every environment, so a
+# teardown never restores values another environment changed.
 SYSCTL_SAVE=/tmp/kubelet-lab.sysctl.orig
 
 node_name() { echo "node-$1"; }

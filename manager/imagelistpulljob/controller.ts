@@ -1,4 +1,4 @@
-// The ImageListPullJob controller (upstream §9): one child ImagePullJob per image, replaced when the
+// The ImageListPullJob controller (upstream pkg/controller/imagelistpulljob): one child ImagePullJob per image, replaced when the
 // template changes, removed with its image; the children's results aggregated; TTL after completion.
 import { EVENT_SOURCE_IMAGE_LIST_PULL_JOB_CONTROLLER, EVENT_TYPE_NORMAL, REASON_SUCCESSFUL_CREATE_IMAGE_PULL_JOB, REASON_SUCCESSFUL_DELETE_IMAGE_PULL_JOB, createdImagePullJobsEventMessage, deletedImagePullJobsEventMessage } from '../../api/events.js';
 import { API_VERSION_V1ALPHA1, KIND_IMAGE_LIST_PULL_JOB } from '../../api/group-version.js';

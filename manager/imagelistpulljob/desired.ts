@@ -1,4 +1,4 @@
-// The child ImagePullJobs an ImageListPullJob should have (upstream §9): one per image, made from
+// The child ImagePullJobs an ImageListPullJob should have (upstream pkg/controller/imagelistpulljob/imagelistpulljob_controller.go): one per image, made from
 // the list's template; a child made from an older template is replaced. Pure.
 import { createHash } from 'node:crypto';
 import { API_VERSION_V1ALPHA1, KIND_IMAGE_LIST_PULL_JOB } from '../../api/group-version.js';

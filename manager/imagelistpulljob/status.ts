@@ -1,4 +1,4 @@
-// An ImageListPullJob's status from its children (upstream §9). Pure: the caller passes the time.
+// An ImageListPullJob's status from its children (upstream pkg/controller/imagelistpulljob/imagelistpulljob_controller.go). Pure: the caller passes the time.
 import { COMPLETION_POLICY_NEVER } from '../../api/enums.js';
 import { failedImageStatusMessage } from '../../api/messages.js';
 import { formatTime } from '../../api/time.js';

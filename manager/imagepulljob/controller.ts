@@ -1,5 +1,5 @@
 import type { Pod, Secret } from '../../api/types/core.js';
-// The ImagePullJob controller (upstream §8): turns a job into per-node desired state in NodeImages,
+// The ImagePullJob controller (upstream pkg/controller/imagepulljob): turns a job into per-node desired state in NodeImages,
 // at most `parallelism` nodes pulling at once, and reports the nodes' results in the job's status.
 // Everything is read from the shared caches; a reconcile writes only the NodeImages whose desired
 // state changes, and the job's status only when it changes.
@@ -311,7 +311,7 @@ class ImagePullJobController {
     return unwritten;
   }
 
-  /** Lets go of the job's secret copies and removes the finalizer (upstream §8.7). */
+  /** Lets go of the job's secret copies and removes the finalizer (upstream imagepulljob_controller.go, the deletion-protection finalizer). */
   private async finalize(job: ImagePullJob, log: Logger): Promise<void> {
     if (!(job.metadata?.finalizers ?? []).includes(FINALIZER_DELETION_PROTECTION)) return;
     await this.secretSync.release(job);

@@ -1,4 +1,4 @@
-// How an ImagePullJob's wish is written into one NodeImage (upstream §8.5): the image entry, the
+// How an ImagePullJob's wish is written into one NodeImage (upstream pkg/controller/imagepulljob/imagepulljob_controller.go, syncNodeImages): the image entry, the
 // job's pull-secret references, and the tag with the job among its owners. Pure and idempotent, so
 // a write that met a conflict re-applies it to the fresh object without losing anyone else's tags.
 import { IMAGE_PULL_PHASE_FAILED, IMAGE_PULL_PHASE_SUCCEEDED } from '../../api/enums.js';
@@ -56,8 +56,8 @@ function mergedPolicy(current: ImageTagPullPolicy | undefined, wanted: ImageTagP
  * A job joining a tag another job owns shares a round still running; a finished round is started
  * anew for it (upstream always starts anew). A job that owns the tag but whose secrets were missing
  * gets them added and, unless the round succeeded, a new round that uses them (upstream v1.8 never
- * wrote them, §15.9). Policies of shared tags are merged so no owner gets less than it asked for
- * (upstream: the first owner's wins, §15.4). 'full' when the image would be the 257th.
+ * wrote them, #1656). Policies of shared tags are merged so no owner gets less than it asked for
+ * (upstream: the first owner's wins, #2221). 'full' when the image would be the 257th.
  */
 export function applyJobTag(ni: NodeImage, t: JobTarget, nowMs: number): ApplyResult {
   const node = ni.metadata?.name ?? '';
@@ -68,7 +68,7 @@ export function applyJobTag(ni: NodeImage, t: JobTarget, nowMs: number): ApplyRe
   const secrets = [...(entry.pullSecrets ?? [])];
   const missing = t.secretRefs.filter((r) => !secrets.some((s) => sameRef(s, r)));
   if (missing.length > 0) entry.pullSecrets = [...secrets, ...missing];
-  // A job without a sandboxConfig leaves another job's in place (upstream clears it, §15.5).
+  // A job without a sandboxConfig leaves another job's in place (upstream clears it: last writer wins).
   if (t.sandboxConfig) entry.sandboxConfig = t.sandboxConfig;
 
   const now = formatTime(new Date(nowMs));

@@ -1,4 +1,4 @@
-// Which nodes an ImagePullJob pulls on (upstream §8.2): nodes of the job's pods, named nodes,
+// Which nodes an ImagePullJob pulls on (upstream imagepulljob_utils.go, getTargetNodes): nodes of the job's pods, named nodes,
 // nodes whose labels match, or every node; a node counts once it has a NodeImage.
 import type { Pod } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
@@ -31,7 +31,7 @@ export function podSelects(job: ImagePullJob, pod: Pod): boolean {
 /**
  * Whether the job selects a node by its NodeImage (not for podSelector jobs, which select through
  * pods). An empty label selector matches every node both here and when listing (upstream matches
- * nothing in its event handlers, so such jobs missed new nodes, §15.7).
+ * nothing in its event handlers, so such jobs missed new nodes).
  */
 export function selectsNodeImage(job: ImagePullJob, ni: NodeImage): boolean {
   const selector = job.spec.selector;

@@ -1,4 +1,4 @@
-// Pull secrets for the daemons (upstream §8.6, the v1.9 "batch" model): the daemon reads secrets only
+// Pull secrets for the daemons (upstream pkg/controller/imagepulljob/imagepulljob_utils.go, the v1.9 "batch" model): the daemon reads secrets only
 // in its own namespace, so each job secret is copied there, one copy per source secret shared by
 // every job that uses it. The copy's references annotation lists those jobs; the last job to let go
 // deletes it. Pure: the planning half of the sync.

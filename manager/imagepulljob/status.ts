@@ -1,5 +1,5 @@
 // Where an ImagePullJob stands on each of its nodes, its status, and which nodes it may start next
-// (upstream §8.4 and the parallelism rule of §8.5). Pure: the caller passes the time.
+// (upstream imagepulljob_controller.go calculateStatus, and syncNodeImages' parallelism rule). Pure: the caller passes the time.
 import { COMPLETION_POLICY_NEVER, IMAGE_PULL_PHASE_FAILED, IMAGE_PULL_PHASE_SUCCEEDED } from '../../api/enums.js';
 import { EMPTY_JOB_GRACE_SECONDS, MAX_IMAGES_PER_NODE_IMAGE } from '../../api/limits.js';
 import { MESSAGE_JOB_COMPLETED, MESSAGE_JOB_DEADLINE_EXCEEDED, jobProgressMessage } from '../../api/messages.js';
@@ -117,7 +117,7 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
     if (desired > 0) {
       completed = activeCount + waiting === 0;
     } else {
-      // Upstream completes a job with no node at once (§15.6): pods may not be scheduled yet.
+      // Upstream completes a job with no node at once (imagepulljob_controller.go: desired 0 is "job has completed"): pods may not be scheduled yet.
       const left = startMs + EMPTY_JOB_GRACE_SECONDS * 1000 - nowMs;
       completed = left <= 0;
       if (!completed) requeueAfterMs = left;

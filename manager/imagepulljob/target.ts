@@ -70,7 +70,7 @@ export function jobTarget(job: ImagePullJob, secretRefs: ReferenceObject[]): Job
   const backoffLimit = job.spec.pullPolicy?.backoffLimit ?? DEFAULT_PULL_BACKOFF_LIMIT;
   const never = job.spec.completionPolicy?.type === COMPLETION_POLICY_NEVER;
   const completion = job.spec.completionPolicy ?? {};
-  // Upstream bounds a Never tag by one attempt's timeout only (§15.15, #2071): every attempt counts.
+  // Upstream bounds a Never tag by one attempt's timeout only (#2071): every attempt counts.
   const activeDeadlineSeconds = never ? Math.max(NEVER_NODE_IMAGE_MIN_DEADLINE_SECONDS, timeoutSeconds * (backoffLimit + 1)) : completion.activeDeadlineSeconds;
   const ttlBaseSeconds = never
     ? NEVER_NODE_IMAGE_TTL_SECONDS - NEVER_NODE_IMAGE_TTL_JITTER_SECONDS

@@ -1,5 +1,5 @@
 // Which ImagePullJobs a NodeImage change concerns. Upstream 1.8/1.9 woke every job of an image on
-// any change of that image, so each status write of each daemon re-ran hundreds of jobs (§15.11,
+// any change of that image, so each status write of each daemon re-ran hundreds of jobs (upstream pkg/controller/imagepulljob/imagepulljob_event_handler.go before per-tag diffing,
 // PR #2483); here a job wakes only when its own tag on that node changed in a way its status or its
 // next write depends on: the tag's owners, version or policy, the phase or version of its status,
 // or the image's secrets and sandbox config. Byte progress and timestamps wake no one.

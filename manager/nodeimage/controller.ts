@@ -1,4 +1,4 @@
-// The NodeImage controller (upstream §7): one NodeImage per Node, labels mirrored, deleted with the
+// The NodeImage controller (upstream pkg/controller/nodeimage): one NodeImage per Node, labels mirrored, deleted with the
 // Node; tags whose owners are gone or whose TTL passed are dropped; tags a node never answers are
 // failed. Reads only the shared caches; writes only what differs.
 import type { Node, ObjectReference, Secret } from '../../api/types/core.js';
@@ -97,7 +97,7 @@ class NodeImageController {
     });
   }
 
-  /** Upstream §7.1: a Node without NodeImage once Ready (after the delay); one with, when labels drift. */
+  /** Upstream's node event handler (nodeimage_event_handler.go): a Node without NodeImage once Ready (after the delay); one with, when labels drift. */
   private onNode(n: Node): void {
     const name = n.metadata?.name ?? '';
     const ni = this.nodeImages.get(name);
@@ -115,7 +115,7 @@ class NodeImageController {
     else if (lc.action === 'wait') this.queue.queue.addAfter(name, lc.afterMs);
   }
 
-  /** Upstream only finds the NodeImages of jobs it reconciled since it started (§15.14); the index finds all. */
+  /** Upstream only finds the NodeImages of jobs it reconciled since it started (its in-memory job-to-nodes cache); the index finds all. */
   private onJobGone(job: ImagePullJob): void {
     const uid = job.metadata?.uid ?? '';
     this.owners.markGone(uid);

@@ -38,7 +38,7 @@ export function readiness(node: Node | undefined): { ready: boolean; sinceMs: nu
   return { ready: c.status === 'True', sinceMs: timeMs(c.lastTransitionTime) };
 }
 
-/** Whether the NodeImage should be created, deleted, waited for or synced (upstream §7.2 steps 1-4). */
+/** Whether the NodeImage should be created, deleted, waited for or synced (upstream pkg/controller/nodeimage/nodeimage_controller.go, the start of doReconcile). */
 export function lifecycle(node: Node | undefined, ni: NodeImage | undefined, nowMs: number, creationDelaySeconds: number): Lifecycle {
   if (!node || isDeleting(node)) {
     if (!ni || isDeleting(ni)) return { action: 'none' };
@@ -95,7 +95,7 @@ function minDefined(a: number | undefined, b: number | undefined): number | unde
 }
 
 /**
- * The spec pass (upstream §7.2 step 5): tags without createdAt go; ImagePullJob owners that are gone
+ * The spec pass (upstream nodeimage_controller.go, doUpdateNodeImage): tags without createdAt go; ImagePullJob owners that are gone
  * go, and so does a tag that had owners and has none left; a finished tag goes once its
  * ttlSecondsAfterFinished has passed; references to pull secrets that are gone go; empty images go.
  * `nodeLabels` (absent for a NodeImage without a Node) replace the NodeImage's labels.

@@ -33,7 +33,7 @@ export interface NodeReadiness {
 const final = (phase: string): boolean => phase === IMAGE_PULL_PHASE_SUCCEEDED || phase === IMAGE_PULL_PHASE_FAILED;
 
 /**
- * Upstream §7.2 step 6. A tag with no status for its version fails `node has not responded for a
+ * Upstream nodeimage_controller.go, doUpdateNodeImage's status pass. A tag with no status for its version fails `node has not responded for a
  * long time` 10 minutes after createdAt, or after 1 minute when the Node was already not Ready when
  * the tag was written; a tag still running fails `pulling exceeds the activeDeadlineSeconds` 10
  * minutes after createdAt + activeDeadlineSeconds (the daemon enforces the deadline itself; this

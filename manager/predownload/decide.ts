@@ -116,7 +116,7 @@ export function preDownloadJob(w: Workload, updateRev: ControllerRevision, c: Co
 }
 
 /**
- * Upstream's pre-download rules (spec §11) for one workload and its update and current revisions.
+ * Upstream's pre-download rules (pkg/controller/cloneset/cloneset_predownload_image.go) for one workload and its update and current revisions.
  * A revision pre-downloaded for an earlier rollout is pre-downloaded again when a new rollout
  * returns to it (upstream labels it once and never again, #1419).
  */
