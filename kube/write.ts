@@ -6,7 +6,7 @@ export interface UpdateOptions<T> {
   /** Write the status subresource instead of the object. */
   status?: boolean;
   /** A copy to start from (usually the informer's); on conflict the object is read fresh. */
-  initial?: T;
+  initial?: T | undefined;
   attempts?: number;
 }
 

@@ -84,7 +84,8 @@ interface Descriptor {
 }
 
 interface IndexEntry extends Descriptor {
-  platform: Partial<Platform>;
+  /** As the index states it: any of the three may be missing. */
+  platform: { [K in keyof Platform]-?: string | undefined };
 }
 
 type Manifest =
@@ -231,7 +232,7 @@ function indexEntry(value: unknown, where: string, malformed: (why: string) => E
   return { digest, size, platform: { os: text('os'), architecture: text('architecture'), variant: text('variant') } };
 }
 
-function platformString(p: Partial<Platform>): string {
+function platformString(p: Platform | IndexEntry['platform']): string {
   return [p.os, p.architecture, p.variant].filter((s) => s !== undefined && s !== '').join('/');
 }
 

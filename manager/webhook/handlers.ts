@@ -94,7 +94,9 @@ export function admissionHandlers(rest: RestClient, now: () => Date = () => new 
     const pod = typeof podName === 'string' && podName !== '' ? await getOrUndefined(pods, namespace, podName) : undefined;
     const nodeName = pod?.spec?.nodeName;
     const node = nodeName ? await getOrUndefined(nodes, undefined, nodeName) : undefined;
-    return admitContainerRecreateRequestCreate({ ...crr, metadata: { ...crr.metadata, namespace } }, pod, node);
+    const metadata = { ...crr.metadata };
+    if (namespace !== undefined) metadata.namespace = namespace;
+    return admitContainerRecreateRequestCreate({ ...crr, metadata }, pod, node);
   });
   return h;
 }

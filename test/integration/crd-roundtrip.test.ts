@@ -36,10 +36,10 @@ const cases: Array<[string, ResourceType, Obj[], Obj, (o: Obj) => unknown]> = [
 
 function placed(o: Obj, type: ResourceType, i: number): Obj {
   const name = `${ns}-${i}-${(o.metadata?.name ?? 'x').slice(0, 30)}`;
-  const { resourceVersion: _rv, uid: _uid, creationTimestamp: _ct, ...md } = o.metadata ?? {};
+  const { resourceVersion: _rv, uid: _uid, creationTimestamp: _ct, namespace: _ns, ...md } = o.metadata ?? {};
   // No Node has this name: the label keeps the NodeImage controller from deleting the example.
   const labels = type.kind === 'NodeImage' ? { ...md.labels, [LABEL_FAKE_NODE_IMAGE]: 'true' } : md.labels;
-  return { ...o, metadata: { ...md, ...(labels ? { labels } : {}), name, ...(type.namespaced ? { namespace: ns } : { namespace: undefined }) } };
+  return { ...o, metadata: { ...md, ...(labels ? { labels } : {}), name, ...(type.namespaced ? { namespace: ns } : {}) } };
 }
 
 /** Deletes even what carries a finalizer whose controller is not the subject here. */

@@ -30,7 +30,7 @@ afterAll(async () => {
 const ago = (s: number): string => new Date(Date.now() - s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const tag = (t: string, over: Partial<ImageTagSpec> = {}): ImageTagSpec => ({ tag: t, version: 0, createdAt: ago(0), pullPolicy: { ttlSecondsAfterFinished: 3600 }, ...over });
 let seq = 0;
-async function fakeNodeImage(images: NonNullable<NodeImage['spec']>['images'], name = `${ns}-ni${seq++}`): Promise<string> {
+async function fakeNodeImage(images: Required<NonNullable<NodeImage['spec']>>['images'], name = `${ns}-ni${seq++}`): Promise<string> {
   await nis.create({ metadata: { name, labels: { 'apps.kruise.io/fake-nodeimage': 'true' } }, spec: { images } });
   createdNodeImages.push(name);
   return name;

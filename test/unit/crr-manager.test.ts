@@ -11,6 +11,12 @@ import type { ContainerRecreateRequest, ContainerRecreateRequestStatus } from '.
 import { planCrrManager, recreatedContainerStatuses, type ManagerPlan } from '../../manager/crr/plan.js';
 import { addHolder, crrHolder, holdersOf, removeHolder } from '../../manager/crr/readiness.js';
 
+/** A value the code under test must have produced. */
+function defined<T>(v: T | undefined): T {
+  if (v === undefined) throw new Error('expected a value');
+  return v;
+}
+
 const T0 = Date.parse('2026-01-01T10:00:00Z');
 const at = (s: number): number => T0 + s * 1000;
 const iso = (s: number): string => new Date(at(s)).toISOString().replace('.000Z', 'Z');
@@ -129,7 +135,7 @@ describe('manager plan: running CRRs', () => {
     expect(plan(crr({ unready: 5, status: recreating, annotations: emptySync }), gated)).toEqual({ type: 'addFinalizer' });
     const withFinalizer = crr({ unready: 5, status: recreating, annotations: emptySync, finalizers: [FINALIZER_CRR_UNREADY_ACQUIRED] });
     expect(plan(withFinalizer, gated)).toEqual({ type: 'holdPod' });
-    const held = { ...gated, status: addHolder(gated, crrHolder('ns', 'r'), new Date(at(1))) };
+    const held = { ...gated, status: defined(addHolder(gated, crrHolder('ns', 'r'), new Date(at(1)))) };
     expect(plan(withFinalizer, held, 2)).toEqual({ type: 'markUnreadyAcquired', value: iso(2) });
     const acquired = crr({ unready: 5, status: recreating, annotations: { ...emptySync, [ANNOTATION_CRR_UNREADY_ACQUIRED]: iso(2) }, finalizers: [FINALIZER_CRR_UNREADY_ACQUIRED] });
     expect(plan(acquired, held, 3)).toEqual({ type: 'done' });
@@ -142,7 +148,7 @@ describe('manager plan: running CRRs', () => {
 
 describe('manager plan: finished and deleted CRRs', () => {
   const gated = pod({ gate: true });
-  const held = { ...gated, status: addHolder(gated, crrHolder('ns', 'r'), new Date(at(1))) };
+  const held = { ...gated, status: defined(addHolder(gated, crrHolder('ns', 'r'), new Date(at(1)))) };
 
   it('gives the pod its readiness back before removing the finalizer, on completion', () => {
     const done = crr({ status: completed, finalizers: [FINALIZER_CRR_UNREADY_ACQUIRED] });
@@ -185,19 +191,19 @@ describe('pod readiness holders', () => {
     expect(cond('KruisePodReady')).toMatchObject({ status: 'False', message: '[{"userAgent":"ContainerRecreateRequest","key":"ns/r"}]', lastTransitionTime: iso(1) });
     expect(cond('Ready')).toMatchObject({ status: 'False', reason: 'ReadinessGatesNotReady' });
     expect(cond('ContainersReady')?.status).toBe('True');
-    expect(addHolder({ ...gated, status }, holder, new Date(at(2)))).toBeUndefined();
+    expect(addHolder({ ...gated, status: defined(status) }, holder, new Date(at(2)))).toBeUndefined();
   });
 
   it('keeps holders sorted and the pod not ready until the last one lets go', () => {
     const a = addHolder(gated, crrHolder('ns', 'z'), new Date(at(1)));
-    const b = addHolder({ ...gated, status: a }, holder, new Date(at(2)));
-    expect(holdersOf({ ...gated, status: b }).map((h) => h.key)).toEqual(['ns/r', 'ns/z']);
-    const c = removeHolder({ ...gated, status: b }, holder, new Date(at(3)));
+    const b = addHolder({ ...gated, status: defined(a) }, holder, new Date(at(2)));
+    expect(holdersOf({ ...gated, status: defined(b) }).map((h) => h.key)).toEqual(['ns/r', 'ns/z']);
+    const c = removeHolder({ ...gated, status: defined(b) }, holder, new Date(at(3)));
     expect(c?.conditions?.find((x) => x.type === 'Ready')?.status).toBe('False');
-    const d = removeHolder({ ...gated, status: c }, crrHolder('ns', 'z'), new Date(at(4)));
+    const d = removeHolder({ ...gated, status: defined(c) }, crrHolder('ns', 'z'), new Date(at(4)));
     expect(d?.conditions?.find((x) => x.type === 'KruisePodReady')).toEqual({ type: 'KruisePodReady', status: 'True', lastTransitionTime: iso(4) });
     expect(d?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ status: 'True', lastTransitionTime: iso(4) });
-    expect(removeHolder({ ...gated, status: d }, holder, new Date(at(5)))).toBeUndefined();
+    expect(removeHolder({ ...gated, status: defined(d) }, holder, new Date(at(5)))).toBeUndefined();
   });
 
   it('leaves Ready to the kubelet while the containers themselves are not ready', () => {

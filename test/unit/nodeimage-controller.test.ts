@@ -181,7 +181,7 @@ describe('NodeImage status pass', () => {
   });
   it('drops status entries of tags no longer in the spec when it writes, and recounts', () => {
     const n = ni({ a: [tag('1'), tag('2')] }, { a: [st('1', 'Succeeded'), st('9', 'Failed')], gone: [st('x', 'Waiting')] });
-    n.status = { ...n.status, desired: 3, firstSyncStatus: { status: 'Succeeded' } } as NodeImage['status'];
+    n.status = { ...n.status, desired: 3, firstSyncStatus: { status: 'Succeeded' } };
     const r = timeoutStatus(n, ready, T0 + 600_000);
     expect(r.status).toEqual({
       firstSyncStatus: { status: 'Succeeded' },
