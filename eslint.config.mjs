@@ -1,6 +1,31 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Client-node's models say Date where the wire has strings: product code takes Kubernetes types
+// from api/types/core.ts; only the manager's kubeconfig loader uses client-node itself.
+const clientNode = { name: '@kubernetes/client-node', allowTypeImports: false, message: 'take Kubernetes types from api/types/core.ts (wire types)' };
+const clientNodeHomes = ['api/types/core.ts', 'api/types/common.ts', 'kube/clientnode.ts'];
+const otherControllers = { group: ['../*/controller.js'], message: 'controllers share through manager/informers.ts and manager/context.ts' };
+
+function boundaries(rules) {
+  return Object.entries(rules).map(([files, banned]) => ({
+    files: [files],
+    ignores: clientNodeHomes,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [clientNode],
+          patterns: [
+            ...banned.map((dir) => ({ group: [`**/${dir}/**`], message: `${files.split('/')[0]}/ must not import ${dir}/ (ARCHITECTURE.md)` })),
+            ...(files === 'manager/*/**/*.ts' ? [otherControllers] : []),
+          ],
+        },
+      ],
+    },
+  }));
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'proto/gen/', 'node_modules/', 'coverage/'] },
   js.configs.recommended,
@@ -18,6 +43,17 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  // Import boundaries (ARCHITECTURE.md): api/ imports nothing of ours; kube/ only api/; daemon/,
+  // manager/ and cli/ build on both and never on each other; manager controllers share through
+  // manager/informers.ts and manager/context.ts, never through each other's controller.ts.
+  ...boundaries({
+    'api/**/*.ts': ['kube', 'daemon', 'manager', 'cli', 'hack', 'test'],
+    'kube/**/*.ts': ['daemon', 'manager', 'cli', 'hack', 'test'],
+    'daemon/**/*.ts': ['manager', 'cli', 'hack', 'test'],
+    'manager/*.ts': ['daemon', 'cli', 'hack', 'test'],
+    'manager/*/**/*.ts': ['daemon', 'cli', 'hack', 'test'],
+    'cli/**/*.ts': ['daemon', 'manager', 'hack', 'test'],
+  }),
   {
     files: ['test/**/*.ts', 'cli/**/*.ts', 'hack/**/*.ts'],
     rules: { 'no-console': 'off' },
