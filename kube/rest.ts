@@ -78,9 +78,10 @@ export interface RestClientOptions {
   burst?: number;
   userAgent?: string;
   observe?: RequestObserver;
-  /** How often a 429 (or 503 with Retry-After) is retried after the server's delay. */
-  maxThrottleRetries?: number;
 }
+
+/** How often a 429 (or 503 with Retry-After) is retried after the server's delay. */
+const MAX_THROTTLE_RETRIES = 10;
 
 /** "list", "get", "watch", "create", ... and "pods", "nodeimages/status", ... for metrics and logs. */
 export function describeRequest(
@@ -129,7 +130,6 @@ export class RestClient {
   private readonly limiter: TokenBucket;
   private readonly userAgent: string;
   private readonly observe: RequestObserver | undefined;
-  private readonly maxThrottleRetries: number;
 
   constructor(
     readonly access: ClusterAccess,
@@ -139,7 +139,6 @@ export class RestClient {
     this.limiter = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
     this.userAgent = opts.userAgent ?? 'kruise-ts';
     this.observe = opts.observe;
-    this.maxThrottleRetries = opts.maxThrottleRetries ?? 10;
     this.agent = new https.Agent({
       keepAlive: true,
       keepAliveMsecs: 30_000,
@@ -251,7 +250,7 @@ export class RestClient {
       if (status >= 200 && status < 300) return (text === '' ? {} : JSON.parse(text)) as T;
       const err = RestClient.errorFrom(status, text, verb, path, res.headers['retry-after'] as string | undefined);
       const throttled = status === 429 || (status === 503 && err.retryAfterSeconds !== undefined);
-      if (!throttled || attempt >= this.maxThrottleRetries || opts.signal?.aborted) throw err;
+      if (!throttled || attempt >= MAX_THROTTLE_RETRIES || opts.signal?.aborted) throw err;
       await new Promise((r) => setTimeout(r, Math.min(30, Math.max(1, err.retryAfterSeconds ?? 1)) * 1000));
     }
   }
