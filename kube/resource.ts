@@ -12,7 +12,6 @@ export interface ResourceType {
 
 export const PATCH_MERGE = 'application/merge-patch+json';
 export const PATCH_JSON = 'application/json-patch+json';
-export const PATCH_STRATEGIC = 'application/strategic-merge-patch+json';
 
 export interface ListOptions {
   labelSelector?: string;
@@ -20,11 +19,6 @@ export interface ListOptions {
   resourceVersion?: string;
   limit?: number;
   continue?: string;
-}
-
-export interface WriteOptions {
-  fieldManager?: string;
-  dryRun?: boolean;
 }
 
 /** Typed access to one resource type through the shared RestClient: paths, verbs, subresources. */
@@ -48,11 +42,6 @@ export class Resource<T extends KubeObject> {
     return p;
   }
 
-  private static writeQuery(o: WriteOptions | undefined): Query | undefined {
-    if (!o) return undefined;
-    return { fieldManager: o.fieldManager, dryRun: o.dryRun ? 'All' : undefined };
-  }
-
   get(namespace: string | undefined, name: string, signal?: AbortSignal): Promise<T> {
     return this.rest.request<T>('GET', this.path(namespace, name), signal ? { signal } : {});
   }
@@ -65,28 +54,21 @@ export class Resource<T extends KubeObject> {
     });
   }
 
-  create(obj: T, o?: WriteOptions): Promise<T> {
-    const q = Resource.writeQuery(o);
-    return this.rest.request<T>('POST', this.path(obj.metadata?.namespace), { body: this.stamp(obj), ...(q ? { query: q } : {}) });
+  create(obj: T): Promise<T> {
+    return this.rest.request<T>('POST', this.path(obj.metadata?.namespace), { body: this.stamp(obj) });
   }
 
   /** PUT with the object's resourceVersion: a stale copy fails with 409 Conflict. */
-  update(obj: T, o?: WriteOptions): Promise<T> {
-    const q = Resource.writeQuery(o);
-    return this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj)), { body: this.stamp(obj), ...(q ? { query: q } : {}) });
+  update(obj: T): Promise<T> {
+    return this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj)), { body: this.stamp(obj) });
   }
 
-  updateStatus(obj: T, o?: WriteOptions): Promise<T> {
-    const q = Resource.writeQuery(o);
-    return this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj), 'status'), {
-      body: this.stamp(obj),
-      ...(q ? { query: q } : {}),
-    });
+  updateStatus(obj: T): Promise<T> {
+    return this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj), 'status'), { body: this.stamp(obj) });
   }
 
-  patch(namespace: string | undefined, name: string, patch: unknown, contentType: string = PATCH_MERGE, subresource?: string, o?: WriteOptions): Promise<T> {
-    const q = Resource.writeQuery(o);
-    return this.rest.request<T>('PATCH', this.path(namespace, name, subresource), { body: patch, contentType, ...(q ? { query: q } : {}) });
+  patch(namespace: string | undefined, name: string, patch: unknown, contentType: string = PATCH_MERGE, subresource?: string): Promise<T> {
+    return this.rest.request<T>('PATCH', this.path(namespace, name, subresource), { body: patch, contentType });
   }
 
   patchStatus(namespace: string | undefined, name: string, patch: unknown, contentType: string = PATCH_MERGE): Promise<T> {
@@ -131,11 +113,6 @@ export function objectKey(obj: KubeObject): string {
   const ns = obj.metadata?.namespace;
   const name = obj.metadata?.name ?? '';
   return ns ? `${ns}/${name}` : name;
-}
-
-export function splitKey(key: string): { namespace: string | undefined; name: string } {
-  const i = key.indexOf('/');
-  return i === -1 ? { namespace: undefined, name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
 export const core = {
