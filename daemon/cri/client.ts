@@ -28,12 +28,6 @@ export interface CallOptions {
   waitForReady?: boolean;
 }
 
-export interface CriClientOptions {
-  defaultTimeoutMs?: number;
-  /** containerd namespace for the native content API; CRI uses k8s.io. */
-  containerdNamespace?: string;
-}
-
 // A method definition's serializers map exactly In<M> and Out<M>; TypeScript cannot follow the
 // conditional types through a generic method key, hence this one cast.
 function unaryDef<M>(def: M): UnaryDef<In<M>, Out<M>> {
@@ -48,6 +42,12 @@ export function socketPath(endpoint: string): string {
   if (e.startsWith('/')) return e;
   throw new Error(`unsupported runtime endpoint "${endpoint}": expected unix:///path/to/socket or an absolute socket path`);
 }
+
+/** The containerd namespace the CRI plugin keeps its images and content in. */
+const CONTAINERD_NAMESPACE = 'k8s.io';
+
+/** The deadline of a call whose caller sets none, unless defaultTimeouts names one for it. */
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 const defaultTimeouts: Partial<Record<string, number>> = {
   Version: 10_000,
@@ -85,13 +85,9 @@ export class CriClient {
   private readonly rtDef: RuntimeServiceDefinition;
   private readonly imgDef: ImageServiceDefinition;
   private readonly contentDef: ContentDefinition;
-  private readonly defaultTimeoutMs: number;
-  private readonly namespace: string;
 
-  constructor(endpoint: string, options: CriClientOptions = {}) {
+  constructor(endpoint: string) {
     this.endpoint = `unix://${socketPath(endpoint)}`;
-    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
-    this.namespace = options.containerdNamespace ?? 'k8s.io';
     const v1 = criProto().runtime.v1;
     this.rtDef = v1.RuntimeService.service;
     this.imgDef = v1.ImageService.service;
@@ -124,7 +120,7 @@ export class CriClient {
   /** Size of a blob in containerd's content store, or undefined when it is not there. */
   async contentSize(digest: string, opts: CallOptions = {}): Promise<number | undefined> {
     try {
-      const res = await this.unary('Info', this.contentDef.Info, { digest }, { timeoutMs: 5_000, ...opts }, { 'containerd-namespace': this.namespace });
+      const res = await this.unary('Info', this.contentDef.Info, { digest }, { timeoutMs: 5_000, ...opts }, { 'containerd-namespace': CONTAINERD_NAMESPACE });
       return Number(res.info?.size ?? 0);
     } catch (err) {
       if (err instanceof CriError && err.kind === 'not-found') return undefined;
@@ -135,7 +131,7 @@ export class CriClient {
   /** Active content ingests (layer downloads in flight) from containerd's native API. */
   async ingests(opts: CallOptions = {}): Promise<IngestStatus[]> {
     const res = await this.unary('ListStatuses', this.contentDef.ListStatuses, {}, { timeoutMs: 5_000, ...opts }, {
-      'containerd-namespace': this.namespace,
+      'containerd-namespace': CONTAINERD_NAMESPACE,
     });
     return res.statuses;
   }
@@ -174,7 +170,7 @@ export class CriClient {
     opts: CallOptions,
     headers: Record<string, string> = {},
   ): Promise<Res> {
-    const deadline = Date.now() + (opts.timeoutMs ?? defaultTimeouts[name] ?? this.defaultTimeoutMs);
+    const deadline = Date.now() + (opts.timeoutMs ?? defaultTimeouts[name] ?? DEFAULT_TIMEOUT_MS);
     for (;;) {
       try {
         return await this.once(name, def, req, opts, headers, deadline);
