@@ -8,18 +8,19 @@ import { updateWithRetry } from '../../kube/write.js';
 export interface StatusWriterOptions {
   /** Progress-only changes are written at most this often. */
   minIntervalMs?: number;
-  /** Results wait at most this long (default 1 s) while other pulls still run, so a burst becomes one write. */
-  busyDelayMs?: number;
   /** Whether pulls are still running. */
   busy?: () => boolean;
   logger?: Logger;
   onWrite?: (result: 'written' | 'skipped' | 'error') => void;
 }
 
+/** Results wait at most this long while other pulls still run, so a burst of them becomes one write. */
+const BUSY_DELAY_MS = 1000;
+
 /**
  * Writes the node's NodeImage status through the status subresource, coalescing changes: results
  * (a tag finished, a new tag appeared) go out at once when no other pull runs (nothing else could
- * share the write), within `busyDelayMs` while others do; progress at most every `minIntervalMs`;
+ * share the write), within BUSY_DELAY_MS while others do; progress at most every `minIntervalMs`;
  * nothing is written when the server already holds the same status; conflicts re-read and rebuild
  * from the fresh spec; failed writes retry with backoff and are never dropped.
  */
@@ -69,7 +70,7 @@ export class StatusWriter {
   private schedule(): void {
     if (this.writing) return;
     const backoff = this.failures > 0 ? Math.min(30_000, 1000 * 2 ** (this.failures - 1)) : 0;
-    const soon = this.opts.busy?.() ? (this.opts.busyDelayMs ?? 1000) : 0;
+    const soon = this.opts.busy?.() ? BUSY_DELAY_MS : 0;
     const wait = this.urgent
       ? soon
       : Math.max(0, this.lastWrite + (this.opts.minIntervalMs ?? 5000) - Date.now());
