@@ -17,6 +17,7 @@ import type { TagState } from './state.js';
 import { sleep } from '../../kube/informer.js';
 
 const TRACK_AFTER_MS = 3000;
+const BACKOFF_MAX_MS = 30_000;
 
 export interface PullTask {
   image: string;
@@ -102,10 +103,8 @@ export interface WorkerDeps {
   diskCheck: () => Promise<string | undefined>;
   /** Credentials to try for the task's registry, in order; throws CredentialError on bad secrets. */
   auths: () => Promise<RegistryAuth[]>;
-  /** Retry backoff start and cap (1 s doubling to 30 s). */
+  /** Retry backoff start (1 s), doubling up to BACKOFF_MAX_MS. */
   backoffBaseMs?: number;
-  backoffMaxMs?: number;
-  now?: () => Date;
 }
 
 export type StateUpdate = (patch: Partial<TagState>) => void;
@@ -141,8 +140,7 @@ function toAuth(a: RegistryAuth): AuthConfig {
  * activeDeadlineSeconds, byte progress while it runs. Cancelling `signal` stops it without a result.
  */
 export async function runPull(task: PullTask, deps: WorkerDeps, update: StateUpdate, signal: AbortSignal): Promise<PullOutcome | undefined> {
-  const now = deps.now ?? (() => new Date());
-  const started = now();
+  const started = new Date();
   const timeoutSeconds = task.timeoutSeconds ?? DEFAULT_PULL_TIMEOUT_SECONDS;
   const backoffLimit = task.backoffLimit !== undefined && task.backoffLimit >= 0 ? task.backoffLimit : DEFAULT_PULL_BACKOFF_LIMIT;
   const deadline = task.activeDeadlineSeconds ? started.getTime() + task.activeDeadlineSeconds * 1000 : undefined;
@@ -166,7 +164,7 @@ export async function runPull(task: PullTask, deps: WorkerDeps, update: StateUpd
     if (signal.aborted) return undefined;
     let budgetMs = timeoutSeconds * 1000;
     if (deadline !== undefined) {
-      const left = deadline - now().getTime();
+      const left = deadline - Date.now();
       if (left <= 0) return fail(MESSAGE_PULL_DEADLINE_EXCEEDED, 'deadline', attempts);
       budgetMs = Math.min(budgetMs, left);
     }
@@ -185,11 +183,11 @@ export async function runPull(task: PullTask, deps: WorkerDeps, update: StateUpd
       update({ message: `attempt ${attempts} of ${backoffLimit + 1} failed: ${d.message}` });
     }
     if (i < backoffLimit) {
-      const wait = Math.min(deps.backoffMaxMs ?? 30_000, (deps.backoffBaseMs ?? 1_000) * 2 ** i);
-      await sleep(deadline !== undefined ? Math.max(0, Math.min(wait, deadline - now().getTime())) : wait, signal);
+      const wait = Math.min(BACKOFF_MAX_MS, (deps.backoffBaseMs ?? 1_000) * 2 ** i);
+      await sleep(deadline !== undefined ? Math.max(0, Math.min(wait, deadline - Date.now())) : wait, signal);
     }
   }
-  if (deadline !== undefined && deadline <= now().getTime()) return fail(MESSAGE_PULL_DEADLINE_EXCEEDED, 'deadline', attempts);
+  if (deadline !== undefined && deadline <= Date.now()) return fail(MESSAGE_PULL_DEADLINE_EXCEEDED, 'deadline', attempts);
   return fail(last.message, last.reason, attempts);
 }
 
