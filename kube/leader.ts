@@ -25,7 +25,6 @@ export interface LeaderElectionOptions {
   /** Called once leadership is won; `signal` aborts when it is lost or the elector stops. */
   onStartedLeading: (signal: AbortSignal) => void;
   onStoppedLeading?: () => void;
-  onNewLeader?: (identity: string) => void;
   /**
    * Awaited after leadership work was told to stop and before the lease is released on a clean
    * stop, so the next leader never overlaps with writes still in flight here.
@@ -52,7 +51,6 @@ export class LeaderElector {
   private readonly retryMs: number;
   private observed: { holder: string; renewTime: string; rv: string } | undefined;
   private observedAt = 0;
-  private lastLeader = '';
   private leading = false;
 
   constructor(
@@ -168,10 +166,6 @@ export class LeaderElector {
   private observe(holder: string, renewTime: string, rv: string): void {
     this.observed = { holder, renewTime, rv };
     this.observedAt = Date.now();
-    if (holder !== this.lastLeader && holder !== '') {
-      this.lastLeader = holder;
-      this.opts.onNewLeader?.(holder);
-    }
   }
 
   /** Hands the lease back so the next candidate need not wait for it to expire. */
