@@ -54,13 +54,15 @@ export class Daemon {
     // Only this node's NodeImage: one watch, never a cluster-wide list.
     this.nodeImageInformer = new Informer<NodeImage>(nodeImages, { fieldSelector: `metadata.name=${config.node}`, logger: log });
     const guard = new DiskGuard(config.cri, config.imageFsHighWatermark, config.hostRoot);
+    const recorder = (component: string): EventRecorder =>
+      new EventRecorder(config.rest, { component, host: config.node }, { onResult: (result) => this.metrics.events.inc({ result }) });
     this.puller = new ImagePuller({
       node: config.node,
       cri: config.cri,
       nodeImages,
       informer: this.nodeImageInformer,
       secrets: new SecretSource(new Resource<Secret>(config.rest, core.secrets), config.secretNamespace),
-      events: new EventRecorder(config.rest, { component: EVENT_SOURCE_DAEMON_IMAGE_PULLER, host: config.node }),
+      events: recorder(EVENT_SOURCE_DAEMON_IMAGE_PULLER),
       metrics: this.metrics,
       diskCheck: () => guard.check(),
       ...(config.progress === false ? {} : { progress: new ProgressPoller(config.cri) }),
@@ -77,7 +79,7 @@ export class Daemon {
       cri: config.cri,
       crrs,
       informer: this.crrInformer,
-      events: new EventRecorder(config.rest, { component: EVENT_SOURCE_DAEMON_CRR, host: config.node }),
+      events: recorder(EVENT_SOURCE_DAEMON_CRR),
       metrics: this.metrics,
       maxWorkers: config.maxWorkersForCrr ?? 32,
       logger: log.child({ component: 'crr' }),

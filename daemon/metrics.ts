@@ -67,6 +67,12 @@ export class DaemonMetrics {
     buckets: [0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60],
     registers: [this.registry],
   });
+  readonly events = new Counter({
+    name: 'kruise_daemon_events_total',
+    help: 'Kubernetes Events recorded, by result (created; patched: an earlier identical Event counted up; dropped: over the per-object rate limit; failed: the write failed).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
   readonly apiRequests = new Counter({
     name: 'kruise_daemon_api_requests_total',
     help: 'Kubernetes API requests by verb, resource and HTTP code (0: no answer).',

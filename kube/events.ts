@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
-import { componentLogger, errorFields, type Logger } from './log.js';
+import { componentLogger, errorFields } from './log.js';
 import { TokenBucket } from './ratelimit.js';
 import { ApiError } from './rest.js';
 import type { KubeObject } from '../api/types/common.js';
@@ -44,17 +44,25 @@ interface Seen {
   firstTimestamp: string;
 }
 
+/**
+ * What became of a recorded event: a new Event, an earlier identical one counted up, dropped by the
+ * per-object rate limit, or a write that failed.
+ */
+export type EventResult = 'created' | 'patched' | 'dropped' | 'failed';
+
 export interface RecorderOptions {
-  /** Per object and source, as client-go's spam filter: burst, then one every refillSeconds. */
-  burst?: number;
-  refillSeconds?: number;
-  /** Distinct messages per (object, reason) within the window before they are combined. */
-  similarLimit?: number;
-  similarWindowMs?: number;
-  cacheSize?: number;
-  logger?: Logger;
-  now?: () => Date;
+  /** Told the result of every event (metrics). */
+  onResult?: (result: EventResult) => void;
 }
+
+// client-go's spam filter and aggregator: per object a burst of 25 events, then one every 5 minutes;
+// more than 10 distinct messages for one object and reason within 10 minutes are combined into one
+// Event; the 4096 most recent objects and messages are remembered.
+const BURST = 25;
+const REFILL_SECONDS = 300;
+const SIMILAR_LIMIT = 10;
+const SIMILAR_WINDOW_MS = 600_000;
+const CACHE_SIZE = 4096;
 
 export function targetOf(obj: KubeObject, fieldPath?: string): EventTarget {
   return {
@@ -69,7 +77,7 @@ export function targetOf(obj: KubeObject, fieldPath?: string): EventTarget {
 
 /**
  * Records core/v1 Events like client-go's recorder: identical events become one Event whose count
- * goes up (a PATCH, not a new object); more than `similarLimit` different messages for the same
+ * goes up (a PATCH, not a new object); more than SIMILAR_LIMIT different messages for the same
  * object and reason in the window are combined into one; a token bucket per object drops floods;
  * writes happen in the background, one at a time, and a failure is only logged.
  */
@@ -79,10 +87,7 @@ export class EventRecorder {
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly similar = new Map<string, { messages: Set<string>; since: number }>();
   private readonly queue = pLimit(1);
-  private readonly log: Logger;
-  private readonly now: () => Date;
-  /** Counters for tests and metrics. */
-  readonly stats = { created: 0, patched: 0, dropped: 0, failed: 0 };
+  private readonly log = componentLogger('events');
 
   constructor(
     rest: RestClient,
@@ -90,8 +95,6 @@ export class EventRecorder {
     private readonly opts: RecorderOptions = {},
   ) {
     this.events = new Resource(rest, core.events);
-    this.log = opts.logger ?? componentLogger('events');
-    this.now = opts.now ?? (() => new Date());
   }
 
   event(target: EventTarget | KubeObject, type: EventType, reason: string, message: string): void {
@@ -99,7 +102,7 @@ export class EventRecorder {
     const objKey = `${t.kind}/${t.namespace ?? ''}/${t.name}/${t.uid ?? ''}/${t.fieldPath ?? ''}`;
     let bucket = this.buckets.get(objKey);
     if (!bucket) {
-      bucket = new TokenBucket(1 / (this.opts.refillSeconds ?? 300), this.opts.burst ?? 25);
+      bucket = new TokenBucket(1 / REFILL_SECONDS, BURST);
       this.buckets.set(objKey, bucket);
       this.trim(this.buckets);
     }
@@ -107,7 +110,7 @@ export class EventRecorder {
     // Combined events share one Event whose message follows the latest occurrence.
     const key = combined ? `${objKey}/${type}/${reason}/(combined)` : `${objKey}/${type}/${reason}/${msg}`;
     if (!this.seen.has(key) && !bucket.tryTake()) {
-      this.stats.dropped++;
+      this.opts.onResult?.('dropped');
       this.log.debug('event dropped by rate limit', { reason, kind: t.kind, name: t.name });
       return;
     }
@@ -123,21 +126,20 @@ export class EventRecorder {
     const k = `${objKey}/${type}/${reason}`;
     const now = Date.now();
     let s = this.similar.get(k);
-    if (!s || now - s.since > (this.opts.similarWindowMs ?? 600_000)) {
+    if (!s || now - s.since > SIMILAR_WINDOW_MS) {
       s = { messages: new Set(), since: now };
       this.similar.set(k, s);
       this.trim(this.similar);
     }
     s.messages.add(message);
-    if (s.messages.size > (this.opts.similarLimit ?? 10)) {
+    if (s.messages.size > SIMILAR_LIMIT) {
       return { msg: `(combined from similar events): ${message}`, combined: true };
     }
     return { msg: message, combined: false };
   }
 
   private trim<V>(m: Map<string, V>): void {
-    const max = this.opts.cacheSize ?? 4096;
-    while (m.size > max) {
+    while (m.size > CACHE_SIZE) {
       const first = m.keys().next().value;
       if (first === undefined) break;
       m.delete(first);
@@ -145,14 +147,14 @@ export class EventRecorder {
   }
 
   private async write(key: string, t: EventTarget, type: EventType, reason: string, message: string): Promise<void> {
-    const now = this.now().toISOString();
+    const now = new Date().toISOString();
     const prior = this.seen.get(key);
     try {
       if (prior) {
         prior.count++;
         try {
           await this.events.patch(prior.namespace, prior.name, { count: prior.count, lastTimestamp: now, message }, PATCH_MERGE);
-          this.stats.patched++;
+          this.opts.onResult?.('patched');
           return;
         } catch (err) {
           if (!(err instanceof ApiError && err.notFound)) throw err;
@@ -175,9 +177,9 @@ export class EventRecorder {
       });
       this.seen.set(key, { name, namespace, count: prior?.count ?? 1, firstTimestamp: prior?.firstTimestamp ?? now });
       this.trim(this.seen);
-      this.stats.created++;
+      this.opts.onResult?.('created');
     } catch (err) {
-      this.stats.failed++;
+      this.opts.onResult?.('failed');
       this.log.warn('cannot record event', { reason, kind: t.kind, name: t.name, ...errorFields(err) });
     }
   }

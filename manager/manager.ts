@@ -101,7 +101,7 @@ export class Manager {
     const ctx: ControllerContext = {
       rest: this.deps.rest,
       informers: new SharedInformers(informers),
-      recorder: (component) => new EventRecorder(this.deps.rest, { component }),
+      recorder: (component) => new EventRecorder(this.deps.rest, { component }, { onResult: (result) => this.deps.metrics.events.inc({ result }) }),
       flags: this.deps.flags,
       metrics: {
         reconciled: (controller, result, seconds) => {

@@ -34,6 +34,12 @@ export class ManagerMetrics {
     labelNames: ['path', 'allowed'] as const,
     registers: [this.registry],
   });
+  readonly events = new Counter({
+    name: 'kruise_manager_events_total',
+    help: 'Kubernetes Events recorded, by result (created; patched: an earlier identical Event counted up; dropped: over the per-object rate limit; failed: the write failed).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'kruise_manager_leader',
     help: '1 while this replica runs the controllers.',

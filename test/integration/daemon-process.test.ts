@@ -67,7 +67,7 @@ describe('kruise-daemon as a process', () => {
     await eventually(async () => expect((await fetch(`http://127.0.0.1:${p}/readyz`)).status).toBe(200));
     expect(await (await fetch(`http://127.0.0.1:${p}/healthz`)).text()).toBe('ok');
     const metrics = await (await fetch(`http://127.0.0.1:${p}/metrics`)).text();
-    for (const m of ['kruise_daemon_image_pull_duration_seconds', 'kruise_daemon_image_pull_bytes_total', 'kruise_daemon_image_pulls_total', 'kruise_daemon_image_pulls_in_flight', 'kruise_daemon_workqueue_depth', 'kruise_daemon_api_requests_total', 'process_resident_memory_bytes']) {
+    for (const m of ['kruise_daemon_image_pull_duration_seconds', 'kruise_daemon_image_pull_bytes_total', 'kruise_daemon_image_pulls_total', 'kruise_daemon_image_pulls_in_flight', 'kruise_daemon_workqueue_depth', 'kruise_daemon_events_total', 'kruise_daemon_api_requests_total', 'process_resident_memory_bytes']) {
       expect(metrics).toContain(m);
     }
     expect(metrics).toMatch(/kruise_daemon_api_requests_total\{verb="watch",resource="nodeimages",code="200"\} [1-9]/);

@@ -91,6 +91,7 @@ describe('kruise-manager restart and leader hand-over', () => {
       expect(text).toContain(`kruise_manager_workqueue_depth{controller="${c}"}`);
     }
     expect(text).toContain('# TYPE kruise_manager_reconciles_total counter');
+    expect(text).toContain('# TYPE kruise_manager_events_total counter');
     expect(text).toMatch(/kruise_manager_api_requests_total\{verb="update",resource="imagelistpulljobs\/status",code="200"\} [1-9]/);
     expect(text).toMatch(/kruise_manager_api_requests_total\{verb="watch",resource="imagepulljobs",code="200"\} [1-9]/);
     expect(text).toMatch(/kruise_manager_leader 1/);
