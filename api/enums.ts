@@ -14,13 +14,13 @@ export const IMAGE_PULL_PHASES = [
 ] as const;
 export type ImagePullPhase = (typeof IMAGE_PULL_PHASES)[number];
 
-export const SYNC_STATUS_SUCCEEDED = 'Succeeded';
-export const SYNC_STATUS_FAILED = 'Failed';
+const SYNC_STATUS_SUCCEEDED = 'Succeeded';
+const SYNC_STATUS_FAILED = 'Failed';
 /** NodeImage status.firstSyncStatus.status (declared upstream, never written). */
 export const SYNC_STATUS_PHASES = [SYNC_STATUS_SUCCEEDED, SYNC_STATUS_FAILED] as const;
 export type SyncStatusPhase = (typeof SYNC_STATUS_PHASES)[number];
 
-export const IMAGE_PULL_POLICY_ALWAYS = 'Always';
+const IMAGE_PULL_POLICY_ALWAYS = 'Always';
 export const IMAGE_PULL_POLICY_IF_NOT_PRESENT = 'IfNotPresent';
 export const IMAGE_PULL_POLICIES = [IMAGE_PULL_POLICY_ALWAYS, IMAGE_PULL_POLICY_IF_NOT_PRESENT] as const;
 export type ImagePullPolicy = (typeof IMAGE_PULL_POLICIES)[number];
@@ -57,19 +57,19 @@ export const CRR_FAILURE_POLICIES = [CRR_FAILURE_POLICY_FAIL, CRR_FAILURE_POLICY
 export type ContainerRecreateRequestFailurePolicy = (typeof CRR_FAILURE_POLICIES)[number];
 
 export const UPDATE_TYPE_RECREATE = 'ReCreate';
-export const UPDATE_TYPE_IN_PLACE_IF_POSSIBLE = 'InPlaceIfPossible';
-export const UPDATE_TYPE_IN_PLACE_ONLY = 'InPlaceOnly';
+const UPDATE_TYPE_IN_PLACE_IF_POSSIBLE = 'InPlaceIfPossible';
+const UPDATE_TYPE_IN_PLACE_ONLY = 'InPlaceOnly';
 /** CloneSet updateStrategy.type and Advanced StatefulSet rollingUpdate.podUpdatePolicy. */
 export const POD_UPDATE_POLICIES = [UPDATE_TYPE_RECREATE, UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY] as const;
 export type PodUpdatePolicy = (typeof POD_UPDATE_POLICIES)[number];
 
-export const STATEFUL_SET_UPDATE_ROLLING = 'RollingUpdate';
-export const STATEFUL_SET_UPDATE_ON_DELETE = 'OnDelete';
+const STATEFUL_SET_UPDATE_ROLLING = 'RollingUpdate';
+const STATEFUL_SET_UPDATE_ON_DELETE = 'OnDelete';
 export const STATEFUL_SET_UPDATE_STRATEGY_TYPES = [STATEFUL_SET_UPDATE_ROLLING, STATEFUL_SET_UPDATE_ON_DELETE] as const;
 export type StatefulSetUpdateStrategyType = (typeof STATEFUL_SET_UPDATE_STRATEGY_TYPES)[number];
 
-export const SELECTOR_OP_IN = 'In';
-export const SELECTOR_OP_NOT_IN = 'NotIn';
+const SELECTOR_OP_IN = 'In';
+const SELECTOR_OP_NOT_IN = 'NotIn';
 export const SELECTOR_OP_EXISTS = 'Exists';
 export const SELECTOR_OP_DOES_NOT_EXIST = 'DoesNotExist';
 export const LABEL_SELECTOR_OPERATORS = [
@@ -78,7 +78,6 @@ export const LABEL_SELECTOR_OPERATORS = [
   SELECTOR_OP_EXISTS,
   SELECTOR_OP_DOES_NOT_EXIST,
 ] as const;
-export type LabelSelectorOperator = (typeof LABEL_SELECTOR_OPERATORS)[number];
 
 export function isOneOf<T extends string>(values: readonly T[], value: string): value is T {
   return (values as readonly string[]).includes(value);

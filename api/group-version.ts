@@ -13,9 +13,6 @@ export const KIND_CONTAINER_RECREATE_REQUEST = 'ContainerRecreateRequest';
 export const KIND_CLONE_SET = 'CloneSet';
 /** Advanced StatefulSet, served as apps.kruise.io/v1beta1. */
 export const KIND_STATEFUL_SET = 'StatefulSet';
-/** Advanced DaemonSet; its pre-download annotations are the CloneSet ones. */
-export const KIND_DAEMON_SET = 'DaemonSet';
-export const KIND_SIDECAR_SET = 'SidecarSet';
 
 export const PLURAL_NODE_IMAGES = 'nodeimages';
 export const PLURAL_IMAGE_PULL_JOBS = 'imagepulljobs';
@@ -24,7 +21,7 @@ export const PLURAL_CONTAINER_RECREATE_REQUESTS = 'containerrecreaterequests';
 export const PLURAL_CLONE_SETS = 'clonesets';
 export const PLURAL_STATEFUL_SETS = 'statefulsets';
 
-export const SHORT_NAME_CONTAINER_RECREATE_REQUEST = 'crr';
+const SHORT_NAME_CONTAINER_RECREATE_REQUEST = 'crr';
 
 export interface KruiseResource {
   readonly kind: string;
@@ -59,10 +56,3 @@ export const CONTAINER_RECREATE_REQUEST_RESOURCE = resource(
   true,
   [SHORT_NAME_CONTAINER_RECREATE_REQUEST],
 );
-
-export const SERVED_RESOURCES: readonly KruiseResource[] = [
-  NODE_IMAGE_RESOURCE,
-  IMAGE_PULL_JOB_RESOURCE,
-  IMAGE_LIST_PULL_JOB_RESOURCE,
-  CONTAINER_RECREATE_REQUEST_RESOURCE,
-];

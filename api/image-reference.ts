@@ -99,7 +99,7 @@ export function parseReference(input: string): ImageReference {
 }
 
 /** "docker.io/library/nginx" */
-export function fullName(ref: ImageReference): string {
+function fullName(ref: ImageReference): string {
   return `${ref.domain}/${ref.path}`;
 }
 

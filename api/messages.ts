@@ -21,17 +21,9 @@ export function crrRuntimeNotFoundMessage(error: string): string {
 export const MESSAGE_NODE_NOT_RESPONDED = 'node has not responded for a long time';
 export const MESSAGE_PULL_DEADLINE_EXCEEDED = 'pulling exceeds the activeDeadlineSeconds';
 
-export function pullStoppedMessage(image: string, tag: string): string {
-  return `pulling image ${image}:${tag} is stopped`;
-}
-
-export function pullCanceledMessage(image: string, tag: string): string {
-  return `pulling image ${image}:${tag} is canceled`;
-}
-
 // ImagePullJob status
 export const MESSAGE_JOB_COMPLETED = 'job has completed';
-export const MESSAGE_JOB_NO_PROGRESS = 'job is running, no progress';
+const MESSAGE_JOB_NO_PROGRESS = 'job is running, no progress';
 export const MESSAGE_JOB_DEADLINE_EXCEEDED = 'job exceeds activeDeadlineSeconds';
 
 /** "job is running, progress 12.5%": finished nodes over desired, one decimal like Go's %.1f. */

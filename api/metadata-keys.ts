@@ -42,8 +42,6 @@ export const CONDITION_KRUISE_POD_READY = 'KruisePodReady';
 export const POD_READY_USER_AGENT_CRR = 'ContainerRecreateRequest';
 /** Pods the sidecar terminator finished may still get CRRs although they are no longer active. */
 export const CONDITION_SIDECAR_TERMINATED = 'SidecarTerminated';
-/** CRR v1beta1 (unreleased) condition that replaces the unready-acquired annotation. */
-export const CONDITION_PRE_RECREATE_GRACE = 'PreRecreateGrace';
 
 // Secret types (and their data keys) the daemon takes registry credentials from
 export const SECRET_TYPE_DOCKER_CONFIG_JSON = 'kubernetes.io/dockerconfigjson';

@@ -4,7 +4,7 @@ import type {
   ContainerRecreateRequestFailurePolicy,
   ContainerRecreateRequestPhase,
 } from '../enums.js';
-import type { KubeList, CustomObject, Rfc3339 } from './common.js';
+import type { CustomObject, Rfc3339 } from './common.js';
 
 /** The pod container's preStop hook, without the sleep action upstream's CRR type lacks. */
 export interface ProbeHandler {
@@ -76,7 +76,6 @@ export interface ContainerRecreateRequestSyncContainerStatus {
 }
 
 export type ContainerRecreateRequest = CustomObject<ContainerRecreateRequestSpec, ContainerRecreateRequestStatus>;
-export type ContainerRecreateRequestList = KubeList<ContainerRecreateRequest>;
 
 /**
  * One holder in the JSON list that is the message of a pod's KruisePodReady condition; a CRR holds

@@ -1,4 +1,4 @@
-import type { KubeList, CustomObject, Rfc3339 } from './common.js';
+import type { CustomObject, Rfc3339 } from './common.js';
 import type { ImagePullJobTemplate } from './imagepulljob.js';
 
 export interface ImageListPullJobSpec extends ImagePullJobTemplate {
@@ -25,4 +25,3 @@ export interface ImageListPullJobStatus {
 }
 
 export type ImageListPullJob = CustomObject<ImageListPullJobSpec, ImageListPullJobStatus>;
-export type ImageListPullJobList = KubeList<ImageListPullJob>;

@@ -1,6 +1,6 @@
 import type { LabelSelector } from './core.js';
 import type { CompletionPolicyType, ImagePullPolicy } from '../enums.js';
-import type { IntOrString, KubeList, CustomObject, Rfc3339, SandboxConfig } from './common.js';
+import type { IntOrString, CustomObject, Rfc3339, SandboxConfig } from './common.js';
 
 export interface PullPolicy {
   /** int32; default 600. */
@@ -58,4 +58,3 @@ export interface ImagePullJobStatus {
 }
 
 export type ImagePullJob = CustomObject<ImagePullJobSpec, ImagePullJobStatus>;
-export type ImagePullJobList = KubeList<ImagePullJob>;

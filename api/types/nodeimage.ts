@@ -1,6 +1,6 @@
 import type { ObjectReference } from './core.js';
 import type { ImagePullPhase, ImagePullPolicy, SyncStatusPhase } from '../enums.js';
-import type { KubeList, CustomObject, ReferenceObject, Rfc3339, SandboxConfig } from './common.js';
+import type { CustomObject, ReferenceObject, Rfc3339, SandboxConfig } from './common.js';
 
 export interface ImageTagPullPolicy {
   /** int32; default 600. */
@@ -75,5 +75,3 @@ export interface NodeImage extends Omit<CustomObject<NodeImageSpec, NodeImageSta
   /** Absent on a freshly created NodeImage. */
   spec?: NodeImageSpec;
 }
-
-export type NodeImageList = KubeList<NodeImage>;
