@@ -64,7 +64,7 @@ const SIMILAR_LIMIT = 10;
 const SIMILAR_WINDOW_MS = 600_000;
 const CACHE_SIZE = 4096;
 
-export function targetOf(obj: KubeObject, fieldPath?: string): EventTarget {
+function targetOf(obj: KubeObject, fieldPath?: string): EventTarget {
   return {
     apiVersion: obj.apiVersion ?? '',
     kind: obj.kind ?? '',

@@ -7,7 +7,7 @@ export interface Check {
 }
 
 /** Parses ":10221", "127.0.0.1:10221" or "10221". */
-export function parseAddr(addr: string): { host: string | undefined; port: number } {
+function parseAddr(addr: string): { host: string | undefined; port: number } {
   const i = addr.lastIndexOf(':');
   const host = i > 0 ? addr.slice(0, i) : undefined;
   const port = Number(i >= 0 ? addr.slice(i + 1) : addr);

@@ -3,7 +3,7 @@
 // is newer; versions that are not integers only ever compare equal.
 
 /** -1, 0 or 1 as `a` is older, the same or newer than `b`; undefined when they cannot be ordered. */
-export function compareResourceVersions(a: string | undefined, b: string | undefined): -1 | 0 | 1 | undefined {
+function compareResourceVersions(a: string | undefined, b: string | undefined): -1 | 0 | 1 | undefined {
   if (a === undefined || b === undefined || a === '' || b === '') return undefined;
   if (a === b) return 0;
   if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return undefined;

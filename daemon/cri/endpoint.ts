@@ -9,7 +9,7 @@ export interface RuntimeCandidate {
 }
 
 /** Where the kubelet ecosystem puts CRI sockets, in the order they are tried. */
-export const wellKnownSockets: readonly RuntimeCandidate[] = [
+const wellKnownSockets: readonly RuntimeCandidate[] = [
   { runtime: 'containerd', path: '/run/containerd/containerd.sock' },
   { runtime: 'containerd', path: '/var/run/containerd/containerd.sock' },
   { runtime: 'k3s', path: '/run/k3s/containerd/containerd.sock' },

@@ -23,7 +23,7 @@ export function crrSelector(node: string): string {
 }
 
 /** The work-queue key of a CRR: its pod, so that one pod's CRRs never run at once. */
-export function podKeyOf(crr: ContainerRecreateRequest): string {
+function podKeyOf(crr: ContainerRecreateRequest): string {
   return `${crr.metadata?.namespace ?? ''}/${crr.spec.podName}`;
 }
 

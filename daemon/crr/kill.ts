@@ -26,7 +26,7 @@ export interface KillDeps {
   signal?: AbortSignal;
 }
 
-export function containerEventTarget(pod: PodRef, container: string): EventTarget {
+function containerEventTarget(pod: PodRef, container: string): EventTarget {
   return { apiVersion: 'v1', kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid, fieldPath: `spec.containers{${container}}` };
 }
 
