@@ -24,7 +24,7 @@ export function isVirtualKubelet(node: Node): boolean {
   return node.metadata?.labels?.[LABEL_VIRTUAL_KUBELET_KEY] === LABEL_VIRTUAL_KUBELET_VALUE;
 }
 
-export function isFakeNodeImage(ni: NodeImage): boolean {
+function isFakeNodeImage(ni: NodeImage): boolean {
   return ni.metadata?.labels?.[LABEL_FAKE_NODE_IMAGE] !== undefined;
 }
 
@@ -54,7 +54,7 @@ export function lifecycle(node: Node | undefined, ni: NodeImage | undefined, now
   return { action: 'wait', afterMs: delayMs - readyForMs };
 }
 
-export function isImagePullJobRef(ref: ObjectReference): boolean {
+function isImagePullJobRef(ref: ObjectReference): boolean {
   const group = (ref.apiVersion ?? '').split('/')[0];
   return ref.kind === KIND_IMAGE_PULL_JOB && group === GROUP;
 }

@@ -49,7 +49,7 @@ export interface Outcome {
 }
 
 /** The pod template a CloneSet or StatefulSet revision stores (`data.spec.template`). */
-export function revisionTemplate(rev: ControllerRevision | undefined): PodTemplateSpec | undefined {
+function revisionTemplate(rev: ControllerRevision | undefined): PodTemplateSpec | undefined {
   const data = rev?.data as { spec?: { template?: PodTemplateSpec & { $patch?: string } } } | undefined;
   const t = data?.spec?.template;
   if (!t) return undefined;
@@ -81,7 +81,7 @@ function intAnnotation(w: Workload, key: string, def: number, warnings: string[]
 }
 
 /** The ImagePullJob for one changed container, exactly as upstream's CloneSet controller builds it. */
-export function preDownloadJob(w: Workload, updateRev: ControllerRevision, c: Container, parallelism: number, timeoutSeconds: number): ImagePullJob {
+function preDownloadJob(w: Workload, updateRev: ControllerRevision, c: Container, parallelism: number, timeoutSeconds: number): ImagePullJob {
   const hash = updateRev.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? updateRev.metadata?.name ?? '';
   const revName = updateRev.metadata?.name ?? '';
   const labels = { ...(w.template.metadata?.labels ?? {}), [LABEL_CONTROLLER_REVISION_HASH]: hash };

@@ -24,7 +24,7 @@ function serial(): string {
 }
 
 /** A CA and a serving certificate signed by it for `hosts` (DNS names and IP addresses). */
-export function generateCerts(hosts: readonly string[], now = new Date(), years = 10): WebhookCerts {
+function generateCerts(hosts: readonly string[], now = new Date(), years = 10): WebhookCerts {
   const notAfter = new Date(now.getTime() + years * 365 * 24 * 3600 * 1000);
   const caKeys = forge.pki.rsa.generateKeyPair(2048);
   const ca = forge.pki.createCertificate();
@@ -61,7 +61,7 @@ export function generateCerts(hosts: readonly string[], now = new Date(), years 
 }
 
 /** True when `certs` still serve every host for at least 30 more days. */
-export function certsUsable(certs: WebhookCerts, hosts: readonly string[], now = new Date()): boolean {
+function certsUsable(certs: WebhookCerts, hosts: readonly string[], now = new Date()): boolean {
   try {
     const c = forge.pki.certificateFromPem(certs.cert);
     if (c.validity.notAfter.getTime() - now.getTime() < 30 * 24 * 3600 * 1000) return false;

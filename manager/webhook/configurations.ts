@@ -17,13 +17,13 @@ interface WebhookDef {
 }
 
 /** The hooks kruise-ts serves, with upstream's names and paths. */
-export const mutatingHooks: readonly WebhookDef[] = [
+const mutatingHooks: readonly WebhookDef[] = [
   { name: 'mcontainerrecreaterequest.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest', plural: PLURAL_CONTAINER_RECREATE_REQUESTS },
   { name: 'mnodeimage.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-nodeimage', plural: PLURAL_NODE_IMAGES },
   { name: 'mimagepulljob.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-imagepulljob', plural: PLURAL_IMAGE_PULL_JOBS },
   { name: 'mimagelistpulljob.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-imagelistpulljob', plural: PLURAL_IMAGE_LIST_PULL_JOBS },
 ];
-export const validatingHooks: readonly WebhookDef[] = [
+const validatingHooks: readonly WebhookDef[] = [
   { name: 'vnodeimage.kb.io', path: '/validate-apps-kruise-io-v1alpha1-nodeimage', plural: PLURAL_NODE_IMAGES },
   { name: 'vimagepulljob.kb.io', path: '/validate-apps-kruise-io-v1alpha1-imagepulljob', plural: PLURAL_IMAGE_PULL_JOBS },
   { name: 'vimagelistpulljob.kb.io', path: '/validate-apps-kruise-io-v1alpha1-imagelistpulljob', plural: PLURAL_IMAGE_LIST_PULL_JOBS },
@@ -49,14 +49,14 @@ function hook(def: WebhookDef, target: WebhookTarget, caBundle: string | undefin
   };
 }
 
-export const inClusterTarget: WebhookTarget = { service: { namespace: 'kruise-system', name: 'kruise-webhook-service', port: 443 } };
+const inClusterTarget: WebhookTarget = { service: { namespace: 'kruise-system', name: 'kruise-webhook-service', port: 443 } };
 
 /** The configurations deploy/ ships: the in-cluster Service, no CA yet (the manager injects it). */
 export function deployWebhookConfigurations(): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
   return webhookConfigurations(inClusterTarget, undefined);
 }
 
-export function webhookConfigurations(target: WebhookTarget, caPem: string | undefined): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
+function webhookConfigurations(target: WebhookTarget, caPem: string | undefined): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
   const caBundle = caPem !== undefined ? Buffer.from(caPem).toString('base64') : undefined;
   return {
     mutating: { metadata: { name: MUTATING_CONFIGURATION }, webhooks: mutatingHooks.map((d) => hook(d, target, caBundle)) },

@@ -23,7 +23,7 @@ interface AdmissionReview {
 }
 
 /** The AdmissionReview v1 response for a decision: a JSON patch for changes, a status for refusals. */
-export function reviewResponse(req: AdmissionRequest, result: AdmissionResult<unknown>): Record<string, unknown> {
+function reviewResponse(req: AdmissionRequest, result: AdmissionResult<unknown>): Record<string, unknown> {
   const response: Record<string, unknown> = { uid: req.uid, allowed: result.allowed };
   if (!result.allowed) {
     response['status'] = { code: result.code, message: result.message, reason: result.code === 403 ? 'Forbidden' : 'BadRequest' };
