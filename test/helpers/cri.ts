@@ -4,7 +4,7 @@ import type { PodSandboxConfig } from '../../proto/gen/runtime/v1/PodSandboxConf
 import type { TestEnv } from './env.js';
 
 
-export function uid(prefix: string): string {
+function uid(prefix: string): string {
   return `${prefix}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 }
 

@@ -11,7 +11,7 @@ import { updateWithRetry } from '../../kube/write.js';
 export type Answer = { phase: 'Succeeded' | 'Failed'; afterMs?: number; message?: string } | { phase: 'Pulling' };
 export type Behaviour = (node: string, image: string, tag: string, version: number) => Answer;
 
-export const FAKE_DAEMON_LABEL = 'kruise-ts.test/fake-daemon';
+const FAKE_DAEMON_LABEL = 'kruise-ts.test/fake-daemon';
 
 /**
  * Stands in for kruise-daemon on nodes that have none (NodeImages labelled FAKE_DAEMON_LABEL=<id>):
