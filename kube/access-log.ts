@@ -6,8 +6,8 @@ import type { RequestObserver } from './rest.js';
  * (identity, verb, group, resource, namespace, name) as a JSON line. The test run collects these to
  * prove deploy/'s RBAC grants exactly what the binaries use (hack/check-rbac.ts).
  */
-export function accessRecorder(identity: string, env: NodeJS.ProcessEnv = process.env): RequestObserver | undefined {
-  const file = env['KRUISE_TS_ACCESS_LOG'];
+export function accessRecorder(identity: string): RequestObserver | undefined {
+  const file = process.env['KRUISE_TS_ACCESS_LOG'];
   if (!file) return undefined;
   const seen = new Set<string>();
   return (verb, resource, _status, _seconds, where) => {

@@ -7,8 +7,8 @@ import { configSource, KubeConfigError } from './kubeconfig.js';
  * The manager's kubeconfig through client-node, so every authentication kubectl supports works
  * out of cluster too; the daemon's precedence (configSource).
  */
-export function loadKubeConfig(explicitPath: string, env: NodeJS.ProcessEnv = process.env): KubeConfig {
-  const source = configSource(explicitPath, env);
+export function loadKubeConfig(explicitPath: string): KubeConfig {
+  const source = configSource(explicitPath);
   const kc = new KubeConfig();
   try {
     if (source.kind === 'file') kc.loadFromFile(source.path);

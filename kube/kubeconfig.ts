@@ -82,9 +82,9 @@ function fromFile(path: string): ClusterAccess {
   };
 }
 
-function inCluster(env: NodeJS.ProcessEnv): ClusterAccess {
-  const host = env['KUBERNETES_SERVICE_HOST'] ?? '';
-  const port = env['KUBERNETES_SERVICE_PORT'] ?? '443';
+function inCluster(): ClusterAccess {
+  const host = process.env['KUBERNETES_SERVICE_HOST'] ?? '';
+  const port = process.env['KUBERNETES_SERVICE_PORT'] ?? '443';
   return {
     server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
     ca: readFileSync(join(SERVICE_ACCOUNT_DIR, 'ca.crt')),
@@ -100,17 +100,18 @@ export type ConfigSource = { kind: 'file'; path: string } | { kind: 'in-cluster'
  * (its first entry), then the in-cluster service account, then ~/.kube/config. Both readers (this
  * module's lean one and client-node's for the manager) follow it.
  */
-export function configSource(explicitPath: string, env: NodeJS.ProcessEnv = process.env): ConfigSource {
+export function configSource(explicitPath: string): ConfigSource {
   if (explicitPath !== '') {
     if (!existsSync(explicitPath)) throw new KubeConfigError(`--kubeconfig ${explicitPath} does not exist`);
     return { kind: 'file', path: explicitPath };
   }
-  if (env['KUBECONFIG']) {
-    const first = env['KUBECONFIG'].split(':').find((p) => p !== '');
-    if (!first || !existsSync(first)) throw new KubeConfigError(`KUBECONFIG=${env['KUBECONFIG']} names no existing file`);
+  const kubeconfig = process.env['KUBECONFIG'];
+  if (kubeconfig) {
+    const first = kubeconfig.split(':').find((p) => p !== '');
+    if (!first || !existsSync(first)) throw new KubeConfigError(`KUBECONFIG=${kubeconfig} names no existing file`);
     return { kind: 'file', path: first };
   }
-  if (env['KUBERNETES_SERVICE_HOST'] && existsSync(join(SERVICE_ACCOUNT_DIR, 'token'))) return { kind: 'in-cluster' };
+  if (process.env['KUBERNETES_SERVICE_HOST'] && existsSync(join(SERVICE_ACCOUNT_DIR, 'token'))) return { kind: 'in-cluster' };
   const home = join(homedir(), '.kube', 'config');
   if (existsSync(home)) return { kind: 'file', path: home };
   throw new KubeConfigError('no Kubernetes configuration: pass --kubeconfig PATH, set KUBECONFIG, or run in a pod with a service account');
@@ -120,7 +121,7 @@ export function configSource(explicitPath: string, env: NodeJS.ProcessEnv = proc
  * Client configuration in configSource's precedence, read by a small reader of its own (tokens,
  * token files, client certificates, CA, in-cluster) that keeps the daemon free of client-node.
  */
-export function loadClusterAccess(explicitPath: string, env: NodeJS.ProcessEnv = process.env): ClusterAccess {
-  const source = configSource(explicitPath, env);
-  return source.kind === 'file' ? fromFile(source.path) : inCluster(env);
+export function loadClusterAccess(explicitPath: string): ClusterAccess {
+  const source = configSource(explicitPath);
+  return source.kind === 'file' ? fromFile(source.path) : inCluster();
 }
