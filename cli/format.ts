@@ -5,18 +5,20 @@ export function table(header: string[], rows: string[][]): string {
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-export function age(created: string | Date | undefined, now = new Date()): string {
+export function age(created: string | Date | undefined): string {
   if (!created) return '<unknown>';
-  const s = Math.max(0, Math.floor((now.getTime() - new Date(created).getTime()) / 1000));
+  const s = Math.max(0, Math.floor((Date.now() - new Date(created).getTime()) / 1000));
   if (s < 120) return `${s}s`;
   if (s < 7200) return `${Math.floor(s / 60)}m`;
   if (s < 172800) return `${Math.floor(s / 3600)}h`;
   return `${Math.floor(s / 86400)}d`;
 }
 
-/** A progress bar of `width` cells for 0-100. */
-export function bar(percent: number, width = 20): string {
+const BAR_WIDTH = 20;
+
+/** A progress bar of BAR_WIDTH cells for 0-100. */
+export function bar(percent: number): string {
   const p = Math.max(0, Math.min(100, Math.round(percent)));
-  const full = Math.round((p / 100) * width);
-  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${String(p).padStart(3)}%`;
+  const full = Math.round((p / 100) * BAR_WIDTH);
+  return `[${'#'.repeat(full)}${'.'.repeat(BAR_WIDTH - full)}] ${String(p).padStart(3)}%`;
 }

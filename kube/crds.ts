@@ -11,8 +11,10 @@ interface Crd extends KubeObject {
   status?: { conditions?: Array<{ type: string; status: string }> };
 }
 
+const ESTABLISHED_TIMEOUT_MS = 60_000;
+
 /** Creates or updates every CustomResourceDefinition in `dir` and waits until each is Established. */
-export async function installCrds(rest: RestClient, dir: string, timeoutMs = 60_000): Promise<string[]> {
+export async function installCrds(rest: RestClient, dir: string): Promise<string[]> {
   const crds = new Resource<Crd>(rest, core.crds);
   const names: string[] = [];
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()) {
@@ -29,12 +31,12 @@ export async function installCrds(rest: RestClient, dir: string, timeoutMs = 60_
       names.push(name);
     }
   }
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + ESTABLISHED_TIMEOUT_MS;
   for (const name of names) {
     for (;;) {
       const cur = await crds.get(undefined, name);
       if (cur.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after ${timeoutMs} ms`);
+      if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after ${ESTABLISHED_TIMEOUT_MS} ms`);
       await sleep(100);
     }
   }

@@ -64,14 +64,13 @@ const SIMILAR_LIMIT = 10;
 const SIMILAR_WINDOW_MS = 600_000;
 const CACHE_SIZE = 4096;
 
-function targetOf(obj: KubeObject, fieldPath?: string): EventTarget {
+function targetOf(obj: KubeObject): EventTarget {
   return {
     apiVersion: obj.apiVersion ?? '',
     kind: obj.kind ?? '',
     name: obj.metadata?.name ?? '',
     ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
     ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}),
-    ...(fieldPath ? { fieldPath } : {}),
   };
 }
 

@@ -42,8 +42,8 @@ export class Resource<T extends KubeObject> {
     return p;
   }
 
-  get(namespace: string | undefined, name: string, signal?: AbortSignal): Promise<T> {
-    return this.rest.request<T>('GET', this.path(namespace, name), signal ? { signal } : {});
+  get(namespace: string | undefined, name: string): Promise<T> {
+    return this.rest.request<T>('GET', this.path(namespace, name));
   }
 
   /** One page or, with no limit, everything. */

@@ -118,9 +118,9 @@ export class CriClient {
   }
 
   /** Size of a blob in containerd's content store, or undefined when it is not there. */
-  async contentSize(digest: string, opts: CallOptions = {}): Promise<number | undefined> {
+  async contentSize(digest: string): Promise<number | undefined> {
     try {
-      const res = await this.unary('Info', this.contentDef.Info, { digest }, { timeoutMs: 5_000, ...opts }, { 'containerd-namespace': CONTAINERD_NAMESPACE });
+      const res = await this.unary('Info', this.contentDef.Info, { digest }, { timeoutMs: 5_000 }, { 'containerd-namespace': CONTAINERD_NAMESPACE });
       return Number(res.info?.size ?? 0);
     } catch (err) {
       if (err instanceof CriError && err.kind === 'not-found') return undefined;
@@ -129,8 +129,8 @@ export class CriClient {
   }
 
   /** Active content ingests (layer downloads in flight) from containerd's native API. */
-  async ingests(opts: CallOptions = {}): Promise<IngestStatus[]> {
-    const res = await this.unary('ListStatuses', this.contentDef.ListStatuses, {}, { timeoutMs: 5_000, ...opts }, {
+  async ingests(): Promise<IngestStatus[]> {
+    const res = await this.unary('ListStatuses', this.contentDef.ListStatuses, {}, { timeoutMs: 5_000 }, {
       'containerd-namespace': CONTAINERD_NAMESPACE,
     });
     return res.statuses;

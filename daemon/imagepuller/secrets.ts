@@ -4,11 +4,13 @@ import { ApiError } from '../../kube/rest.js';
 import type { Resource } from '../../kube/resource.js';
 import { CredentialError, parseDockerSecret, type KeyringEntry } from './credentials.js';
 
+/** How long a read secret is reused before the next attempt reads it again. */
+const TTL_MS = 30_000;
 
 /**
  * Reads pull secrets for the daemon, only from its own secret namespace (the manager copies job
  * secrets there; the daemon is never allowed anywhere else). Reads are cached briefly so the tags
- * of one job share one GET, while a changed secret reaches the next attempt within `ttlMs`.
+ * of one job share one GET, while a changed secret reaches the next attempt within TTL_MS.
  */
 export class SecretSource {
   private readonly cache = new Map<string, { at: number; entries: Promise<KeyringEntry[]> }>();
@@ -16,7 +18,6 @@ export class SecretSource {
   constructor(
     private readonly secrets: Resource<Secret>,
     private readonly namespace: string,
-    private readonly ttlMs = 30_000,
   ) {}
 
   /** Keyring entries of every referenced secret, in reference order. */
@@ -36,7 +37,7 @@ export class SecretSource {
     }
     const key = `${ns}/${name}`;
     const hit = this.cache.get(key);
-    if (hit && Date.now() - hit.at < this.ttlMs) return hit.entries;
+    if (hit && Date.now() - hit.at < TTL_MS) return hit.entries;
     const entries = this.secrets.get(ns, name).then(
       (s) => parseDockerSecret(s),
       (err: unknown) => {
