@@ -9,12 +9,9 @@ export interface FakeRuntimeOptions {
   socket: string;
   /** How long a PullImage takes. */
   pullDelayMs: number;
-  /** Refs whose pulls fail with NOT_FOUND. */
-  missing?: (ref: string) => boolean;
 }
 
 export class FakeRuntime {
-  readonly stats = { pulls: 0, calls: 0 };
   private readonly server = new grpc.Server({ 'grpc.max_concurrent_streams': 100_000 });
   private readonly images = new Map<string, string>();
 
@@ -45,9 +42,8 @@ export class FakeRuntime {
 
   private register(): void {
     const v1 = criProto().runtime.v1;
-    const counted = <Req, Res>(fn: (req: Req) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> => {
+    const unary = <Req, Res>(fn: (req: Req) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> => {
       return (call, cb) => {
-        this.stats.calls++;
         Promise.resolve()
           .then(() => fn(call.request))
           .then(
@@ -59,30 +55,28 @@ export class FakeRuntime {
     const unimplemented = (): grpc.handleUnaryCall<unknown, unknown> => (_c, cb) => cb({ code: grpc.status.UNIMPLEMENTED, details: 'not simulated' } as grpc.ServiceError);
     const runtime: grpc.UntypedServiceImplementation = {};
     for (const m of Object.keys(v1.RuntimeService.service)) runtime[m] = unimplemented();
-    runtime['Version'] = counted(() => ({ version: '0.1.0', runtime_name: 'fake', runtime_version: '1.0', runtime_api_version: 'v1' }));
-    runtime['Status'] = counted(() => ({ status: { conditions: [{ type: 'RuntimeReady', status: true }] } }));
+    runtime['Version'] = unary(() => ({ version: '0.1.0', runtime_name: 'fake', runtime_version: '1.0', runtime_api_version: 'v1' }));
+    runtime['Status'] = unary(() => ({ status: { conditions: [{ type: 'RuntimeReady', status: true }] } }));
     const image: grpc.UntypedServiceImplementation = {
-      PullImage: counted(async (req: { image?: { image?: string } }) => {
+      PullImage: unary(async (req: { image?: { image?: string } }) => {
         const ref = req.image?.image ?? '';
         await new Promise((r) => setTimeout(r, this.o.pullDelayMs));
-        this.stats.pulls++;
-        if (this.o.missing?.(ref)) throw Object.assign(new Error('not found'), { code: grpc.status.NOT_FOUND, details: `${ref}: not found` });
         return { image_ref: this.idOf(ref) };
       }),
-      ImageStatus: counted((req: { image?: { image?: string } }) => {
+      ImageStatus: unary((req: { image?: { image?: string } }) => {
         const ref = req.image?.image ?? '';
         const id = this.images.get(ref);
         return id ? { image: { id, repo_tags: [ref], repo_digests: [], size: '1048576' } } : { image: null };
       }),
-      ListImages: counted(() => ({ images: [...this.images].map(([ref, id]) => ({ id, repo_tags: [ref], size: '1048576' })) })),
-      RemoveImage: counted(() => ({})),
-      ImageFsInfo: counted(() => ({ image_filesystems: [{ timestamp: String(Date.now()), fs_id: { mountpoint: '/' }, used_bytes: { value: '0' } }] })),
+      ListImages: unary(() => ({ images: [...this.images].map(([ref, id]) => ({ id, repo_tags: [ref], size: '1048576' })) })),
+      RemoveImage: unary(() => ({})),
+      ImageFsInfo: unary(() => ({ image_filesystems: [{ timestamp: String(Date.now()), fs_id: { mountpoint: '/' }, used_bytes: { value: '0' } }] })),
     };
     this.server.addService(v1.RuntimeService.service, runtime);
     this.server.addService(v1.ImageService.service, image);
     const content: grpc.UntypedServiceImplementation = {
-      ListStatuses: counted(() => ({ statuses: [] })),
-      Info: counted(() => {
+      ListStatuses: unary(() => ({ statuses: [] })),
+      Info: unary(() => {
         throw Object.assign(new Error('not found'), { code: grpc.status.NOT_FOUND, details: 'not found' });
       }),
     };
