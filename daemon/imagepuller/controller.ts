@@ -98,7 +98,7 @@ export class ImagePuller {
     this.writer.stop();
   }
 
-  /** For tests and metrics: what the puller holds in memory. */
+  /** For tests: what the puller holds in memory. */
   snapshot(): TagState[] {
     return [...this.states.values()].map((s) => ({ ...s }));
   }
