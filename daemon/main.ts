@@ -84,7 +84,6 @@ async function main(): Promise<number> {
     server = await serveOps(
       flags.addr,
       metrics.registry,
-      [],
       [
         { name: 'nodeImageInformerSynced', check: () => assertSynced(daemon.nodeImageInformer.hasSynced()) },
         { name: 'crrInformerSynced', check: () => assertSynced(daemon.crrInformer.hasSynced()) },

@@ -27,10 +27,11 @@ async function runChecks(checks: readonly Check[]): Promise<string | undefined> 
 }
 
 /**
- * /healthz (liveness), /readyz (readiness) and /metrics on one port. A failing check answers 500
- * with upstream's wording "check <name> failed, err: <err>".
+ * /healthz (liveness: the process answers, as upstream's ping check), /readyz (readiness) and
+ * /metrics on one port. A failing readiness check answers 500 with upstream's wording
+ * "check <name> failed, err: <err>".
  */
-export async function serveOps(addr: string, registry: Registry, health: readonly Check[], ready: readonly Check[]): Promise<Server> {
+export async function serveOps(addr: string, registry: Registry, ready: readonly Check[]): Promise<Server> {
   const { host, port } = parseAddr(addr);
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -38,8 +39,9 @@ export async function serveOps(addr: string, registry: Registry, health: readonl
       res.writeHead(code, { 'Content-Type': type });
       res.end(body);
     };
-    if (path === '/healthz' || path === '/readyz') {
-      void runChecks(path === '/healthz' ? health : ready).then((failed) => (failed ? reply(500, failed) : reply(200, 'ok')));
+    if (path === '/healthz') reply(200, 'ok');
+    else if (path === '/readyz') {
+      void runChecks(ready).then((failed) => (failed ? reply(500, failed) : reply(200, 'ok')));
     } else if (path === '/metrics') {
       void registry.metrics().then(
         (text) => reply(200, text, registry.contentType),

@@ -61,8 +61,8 @@ async function main(): Promise<number> {
     }
   };
   try {
-    servers.push(await serveOps(flags.metricsAddr, metrics.registry, [], []));
-    servers.push(await serveOps(flags.healthAddr, metrics.registry, [], [{ name: 'manager', check: () => assertReady(manager.ready()) }]));
+    servers.push(await serveOps(flags.metricsAddr, metrics.registry, []));
+    servers.push(await serveOps(flags.healthAddr, metrics.registry, [{ name: 'manager', check: () => assertReady(manager.ready()) }]));
     await manager.startWebhook();
   } catch (err) {
     log.error(`cannot start: ${(err as Error).message}${startHint(err, flags.namespace)}`, errorFields(err));

@@ -23,7 +23,7 @@ import { timeMs } from '../../api/time.js';
 import { planChildren } from './desired.js';
 import { listStatus } from './status.js';
 
-export const IMAGE_LIST_PULL_JOB_CONTROLLER = 'imagelistpulljob-controller';
+const IMAGE_LIST_PULL_JOB_CONTROLLER = 'imagelistpulljob-controller';
 
 function listOwner(job: ImagePullJob): { name: string; uid: string } | undefined {
   const ref = job.metadata?.ownerReferences?.find((o) => o.controller === true && o.kind === KIND_IMAGE_LIST_PULL_JOB);

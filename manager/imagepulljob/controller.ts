@@ -43,7 +43,7 @@ import { nodeView, planJob, type NodeView } from './status.js';
 import { jobEventTarget, jobKey, jobTarget, parallelismOf, type JobTarget } from './target.js';
 import { gainedRoom, ownersToWake } from './wake.js';
 
-export const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
+const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
 
 /** NodeImage writes one reconcile has in flight at once. */
 const WRITE_CONCURRENCY = 10;

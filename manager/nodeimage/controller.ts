@@ -25,7 +25,7 @@ import { isDeleting } from '../../api/object-meta.js';
 import { OwnerLookup } from './owners.js';
 import { timeoutStatus, type FailedTag } from './status.js';
 
-export const NODE_IMAGE_CONTROLLER = 'nodeimage-controller';
+const NODE_IMAGE_CONTROLLER = 'nodeimage-controller';
 
 /** Status entries as far as the controller cares: phase, version and completion of each tag. */
 function statusShape(ni: NodeImage): string {

@@ -45,7 +45,7 @@ const established = (crd: Crd | undefined): boolean => !!crd?.status?.conditions
  * the nodes of the old pods, and deletes them when the rollout ends. A workload kind whose CRD is
  * not installed stays off (one log line) and switches on when the CRD appears.
  */
-export class PreDownloadController implements Controller {
+class PreDownloadController implements Controller {
   readonly name = 'predownload';
   private readonly qc: QueueController;
   private readonly workloads = new Map<KindName, { informer: Informer<KubeObject>; stop: AbortController }>();

@@ -19,13 +19,16 @@ interface CertSecret extends KubeObject {
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const unb64 = (s: string | undefined): string => Buffer.from(s ?? '', 'base64').toString('utf8');
 
+const CERT_VALIDITY_YEARS = 10;
+
 function serial(): string {
   return forge.util.bytesToHex(forge.random.getBytesSync(16)).replace(/^[89a-f]/, '1');
 }
 
 /** A CA and a serving certificate signed by it for `hosts` (DNS names and IP addresses). */
-function generateCerts(hosts: readonly string[], now = new Date(), years = 10): WebhookCerts {
-  const notAfter = new Date(now.getTime() + years * 365 * 24 * 3600 * 1000);
+function generateCerts(hosts: readonly string[]): WebhookCerts {
+  const now = new Date();
+  const notAfter = new Date(now.getTime() + CERT_VALIDITY_YEARS * 365 * 24 * 3600 * 1000);
   const caKeys = forge.pki.rsa.generateKeyPair(2048);
   const ca = forge.pki.createCertificate();
   ca.publicKey = caKeys.publicKey;
@@ -61,10 +64,10 @@ function generateCerts(hosts: readonly string[], now = new Date(), years = 10): 
 }
 
 /** True when `certs` still serve every host for at least 30 more days. */
-function certsUsable(certs: WebhookCerts, hosts: readonly string[], now = new Date()): boolean {
+function certsUsable(certs: WebhookCerts, hosts: readonly string[]): boolean {
   try {
     const c = forge.pki.certificateFromPem(certs.cert);
-    if (c.validity.notAfter.getTime() - now.getTime() < 30 * 24 * 3600 * 1000) return false;
+    if (c.validity.notAfter.getTime() - Date.now() < 30 * 24 * 3600 * 1000) return false;
     const san = c.getExtension('subjectAltName') as { altNames?: Array<{ value?: string; ip?: string }> } | null;
     const names = new Set((san?.altNames ?? []).map((a) => a.ip ?? a.value ?? ''));
     return hosts.every((h) => names.has(h)) && forge.pki.certificateFromPem(certs.caCert).verify(c);
