@@ -65,10 +65,10 @@ export class Daemon {
       events: recorder(EVENT_SOURCE_DAEMON_IMAGE_PULLER),
       metrics: this.metrics,
       diskCheck: () => guard.check(),
-      ...(config.progress === false ? {} : { progress: new ProgressPoller(config.cri) }),
+      progress: config.progress === false ? undefined : new ProgressPoller(config.cri),
       maxWorkers: config.maxWorkers,
       statusMinIntervalMs: config.statusIntervalMs,
-      ...(config.pullBackoffBaseMs !== undefined ? { backoffBaseMs: config.pullBackoffBaseMs } : {}),
+      backoffBaseMs: config.pullBackoffBaseMs,
       logger: log.child({ component: 'imagepuller' }),
     });
     const crrs = new Resource<ContainerRecreateRequest>(config.rest, kruise.crrs);

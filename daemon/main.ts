@@ -56,7 +56,7 @@ async function main(): Promise<number> {
       observe: observers((verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }), accessRecorder('daemon')),
     });
     const endpoint = explicitEndpoint(flags.runtimeEndpoint, flags.socketFile, flags.hostRoot);
-    const runtime = await detectRuntime({ ...(endpoint ? { endpoint } : {}), hostRoot: flags.hostRoot });
+    const runtime = await detectRuntime({ endpoint: endpoint || undefined, hostRoot: flags.hostRoot });
     log.info('container runtime found', { node, endpoint: runtime.endpoint, runtime: `${runtime.runtimeName} ${runtime.runtimeVersion}` });
     cri = new CriClient(runtime.endpoint);
     await checkApiAccess(rest, new Resource<NodeImage>(rest, kruise.nodeImages).path(), 'NodeImage (apps.kruise.io/v1alpha1)');

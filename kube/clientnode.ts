@@ -28,10 +28,10 @@ export async function accessFromKubeConfig(kc: KubeConfig): Promise<ClusterAcces
   await kc.applyToHTTPSOptions(probe);
   return {
     server: cluster.server,
-    ...(probe.ca ? { ca: probe.ca as Buffer | string } : {}),
-    ...(probe.cert ? { cert: probe.cert as Buffer | string } : {}),
-    ...(probe.key ? { key: probe.key as Buffer | string } : {}),
-    ...(probe.rejectUnauthorized === false ? { insecureSkipTlsVerify: true } : {}),
+    ca: probe.ca as Buffer | string | undefined,
+    cert: probe.cert as Buffer | string | undefined,
+    key: probe.key as Buffer | string | undefined,
+    insecureSkipTlsVerify: probe.rejectUnauthorized === false,
     headers: async () => {
       const o: https.RequestOptions = {};
       await kc.applyToHTTPSOptions(o);

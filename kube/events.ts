@@ -4,7 +4,8 @@ import { componentLogger, errorFields } from './log.js';
 import { TokenBucket } from './ratelimit.js';
 import { ApiError } from './rest.js';
 import type { KubeObject } from '../api/types/common.js';
-import { core, PATCH_MERGE, Resource } from './resource.js';
+import type { ObjectReference } from '../api/types/core.js';
+import { apiVersionOf, core, PATCH_MERGE, Resource, type ResourceType } from './resource.js';
 import type { RestClient } from './rest.js';
 
 export type EventType = 'Normal' | 'Warning';
@@ -19,9 +20,25 @@ export interface EventTarget {
   apiVersion: string;
   kind: string;
   name: string;
-  namespace?: string;
-  uid?: string;
+  namespace?: string | undefined;
+  uid?: string | undefined;
   fieldPath?: string;
+}
+
+/** The target for an object of `type` (cached list items carry no apiVersion and kind). */
+export function eventTarget(type: ResourceType, obj: KubeObject): EventTarget {
+  return {
+    apiVersion: apiVersionOf(type),
+    kind: type.kind,
+    name: obj.metadata?.name ?? '',
+    namespace: obj.metadata?.namespace || undefined,
+    uid: obj.metadata?.uid || undefined,
+  };
+}
+
+/** The target an ObjectReference to an object of `type` (an owner, say) names. */
+export function referenceTarget(type: ResourceType, ref: ObjectReference): EventTarget {
+  return { apiVersion: ref.apiVersion || apiVersionOf(type), kind: type.kind, name: ref.name ?? '', namespace: ref.namespace || undefined, uid: ref.uid || undefined };
 }
 
 interface KubeEvent extends KubeObject {
@@ -69,8 +86,8 @@ function targetOf(obj: KubeObject): EventTarget {
     apiVersion: obj.apiVersion ?? '',
     kind: obj.kind ?? '',
     name: obj.metadata?.name ?? '',
-    ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
-    ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}),
+    namespace: obj.metadata?.namespace || undefined,
+    uid: obj.metadata?.uid || undefined,
   };
 }
 

@@ -4,11 +4,11 @@ export interface FlagSpec<T extends string | number | boolean> {
   /** --name */
   name: string;
   /** Environment variable read when the flag is absent. */
-  env?: string;
+  env?: string | undefined;
   default: T;
   help: string;
   /** Validates and explains; returns an error message or undefined. */
-  check?: (v: T) => string | undefined;
+  check?: ((v: T) => string | undefined) | undefined;
 }
 
 type AnyFlag = FlagSpec<string> | FlagSpec<number> | FlagSpec<boolean>;
@@ -22,13 +22,13 @@ export class FlagError extends Error {
 }
 
 export function str(name: string, def: string, help: string, env?: string, check?: (v: string) => string | undefined): FlagSpec<string> {
-  return { name, default: def, help, ...(env ? { env } : {}), ...(check ? { check } : {}) };
+  return { name, default: def, help, env, check };
 }
 export function num(name: string, def: number, help: string, env?: string, check?: (v: number) => string | undefined): FlagSpec<number> {
-  return { name, default: def, help, ...(env ? { env } : {}), ...(check ? { check } : {}) };
+  return { name, default: def, help, env, check };
 }
 export function bool(name: string, def: boolean, help: string, env?: string): FlagSpec<boolean> {
-  return { name, default: def, help, ...(env ? { env } : {}) };
+  return { name, default: def, help, env };
 }
 
 function convert(spec: AnyFlag, raw: string | boolean, source: string): string | number | boolean {

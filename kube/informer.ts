@@ -24,7 +24,7 @@ export interface InformerOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
-  logger?: Logger;
+  logger?: Logger | undefined;
   /** Backoff between failed list/watch attempts, doubling from min to max. */
   backoffMinMs?: number;
   backoffMaxMs?: number;
@@ -171,7 +171,7 @@ export class Informer<T extends KubeObject> {
     do {
       const page = await this.resource.list(
         this.opts.namespace,
-        { ...this.baseQuery(), limit: LIST_PAGE_SIZE, ...(cont ? { continue: cont } : {}) },
+        { ...this.baseQuery(), limit: LIST_PAGE_SIZE, continue: cont },
         signal,
       );
       items.push(...page.items);

@@ -21,7 +21,7 @@ export class InformerFactory {
     const key = `${type.group}/${type.version}/${type.plural}|${opts.namespace ?? ''}|${opts.labelSelector ?? ''}|${opts.fieldSelector ?? ''}`;
     let inf = this.informers.get(key) as Informer<T> | undefined;
     if (!inf) {
-      inf = new Informer<T>(new Resource<T>(this.rest, type), { ...opts, ...(this.logger ? { logger: this.logger.child({ informer: type.plural }) } : {}) });
+      inf = new Informer<T>(new Resource<T>(this.rest, type), { ...opts, logger: this.logger?.child({ informer: type.plural }) });
       this.informers.set(key, inf as unknown as Informer<KubeObject>);
       if (this.signal) void inf.run(this.signal);
     }

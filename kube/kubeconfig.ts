@@ -68,10 +68,10 @@ function fromFile(path: string): ClusterAccess {
   const key = data(user, 'client-key');
   return {
     server,
-    ...(ca ? { ca } : {}),
-    ...(cert ? { cert } : {}),
-    ...(key ? { key } : {}),
-    ...(cluster['insecure-skip-tls-verify'] === true ? { insecureSkipTlsVerify: true } : {}),
+    ca,
+    cert,
+    key,
+    insecureSkipTlsVerify: cluster['insecure-skip-tls-verify'] === true,
     headers: token
       ? () => Promise.resolve({ Authorization: `Bearer ${token}` })
       : tokenFile

@@ -18,10 +18,15 @@ export interface ListOptions {
   fieldSelector?: string;
   resourceVersion?: string;
   limit?: number;
-  continue?: string;
+  continue?: string | undefined;
 }
 
 /** Typed access to one resource type through the shared RestClient: paths, verbs, subresources. */
+/** "group/version", or "version" for the core group. */
+export function apiVersionOf(type: ResourceType): string {
+  return type.group === '' ? type.version : `${type.group}/${type.version}`;
+}
+
 export class Resource<T extends KubeObject> {
   constructor(
     readonly rest: RestClient,
@@ -29,7 +34,7 @@ export class Resource<T extends KubeObject> {
   ) {}
 
   get apiVersion(): string {
-    return this.type.group === '' ? this.type.version : `${this.type.group}/${this.type.version}`;
+    return apiVersionOf(this.type);
   }
 
   /** Collection path; namespace undefined means all namespaces (or cluster-scoped). */
@@ -50,7 +55,7 @@ export class Resource<T extends KubeObject> {
   list(namespace: string | undefined, o: ListOptions = {}, signal?: AbortSignal): Promise<KubeList<T>> {
     return this.rest.request<KubeList<T>>('GET', this.path(namespace), {
       query: { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector, resourceVersion: o.resourceVersion, limit: o.limit, continue: o.continue },
-      ...(signal ? { signal } : {}),
+      signal,
     });
   }
 

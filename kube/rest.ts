@@ -11,7 +11,7 @@ export interface RequestOptions {
   body?: unknown;
   /** Defaults to application/json; patches pass their patch type. */
   contentType?: string;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   timeoutMs?: number;
 }
 
@@ -142,10 +142,10 @@ export class RestClient {
     this.agent = new https.Agent({
       keepAlive: true,
       keepAliveMsecs: 30_000,
-      ...(access.ca ? { ca: access.ca } : {}),
-      ...(access.cert ? { cert: access.cert } : {}),
-      ...(access.key ? { key: access.key } : {}),
-      ...(access.insecureSkipTlsVerify ? { rejectUnauthorized: false } : {}),
+      ca: access.ca,
+      cert: access.cert,
+      key: access.key,
+      rejectUnauthorized: access.insecureSkipTlsVerify !== true,
     });
   }
 

@@ -54,7 +54,7 @@ export class Manager {
     }
     const certs = await ensureCerts(this.deps.rest, f.namespace, f.webhookCertSecret, hosts);
     this.webhook = await serveWebhook({
-      ...(f.webhookHost !== '' ? { host: f.webhookHost } : {}),
+      host: f.webhookHost || undefined,
       port: f.webhookPort,
       cert: certs.cert,
       key: certs.key,

@@ -23,7 +23,7 @@ interface UnaryDef<Req, Res> {
 export interface CallOptions {
   /** Milliseconds until the call is abandoned with a deadline error. */
   timeoutMs?: number;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Wait for the socket to come (back) instead of failing fast; true except for probes. */
   waitForReady?: boolean;
 }

@@ -85,7 +85,7 @@ async function probe(path: string, timeoutMs: number): Promise<{ attempt: ProbeA
 
 export interface DetectOptions {
   /** An explicit endpoint (--runtime-endpoint / --socket-file): only it is tried. */
-  endpoint?: string;
+  endpoint?: string | undefined;
   /** Prefix for the well-known paths, where the host's /run and /var/run are mounted. */
   hostRoot?: string;
   candidates?: readonly RuntimeCandidate[];

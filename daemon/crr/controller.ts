@@ -153,7 +153,7 @@ export class CrrExecutor {
         if ((await this.write(crr, plan.status)) === undefined) return undefined;
         const failed = (plan.status.containerRecreateStates ?? []).filter((s) => s.phase === CRR_PHASE_FAILED).map((s) => s.name);
         this.deps.metrics.crrs.inc({ result: failed.length === 0 ? 'succeeded' : 'failed' });
-        log.info('completed', { ...(plan.status.message !== undefined ? { message: plan.status.message } : {}), ...(failed.length > 0 ? { failed } : {}) });
+        log.info('completed', { message: plan.status.message, failed: failed.length > 0 ? failed : undefined });
         return 'again';
       }
       case 'kill':

@@ -23,7 +23,7 @@ export interface KillDeps {
   log: Logger;
   /** Called right before StopContainer, with how long the preStop hook took. */
   beforeStop?: (preStopMs: number) => void;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 function containerEventTarget(pod: PodRef, container: string): EventTarget {
@@ -47,7 +47,7 @@ export async function killContainer(t: KillTarget, d: KillDeps): Promise<string 
       pod: d.pod,
       podAddress: d.podAddress,
       timeoutMs: grace * 1000,
-      ...(d.signal ? { signal: d.signal } : {}),
+      signal: d.signal,
     });
     preStopMs = Date.now() - t0;
     grace -= Math.floor(preStopMs / 1000);

@@ -18,7 +18,7 @@ export async function observeContainers(
   originals: ReadonlyMap<string, string>,
   signal?: AbortSignal,
 ): Promise<Map<string, ObservedContainer>> {
-  const opts = { timeoutMs: CALL_TIMEOUT_MS, ...(signal ? { signal } : {}) };
+  const opts = { timeoutMs: CALL_TIMEOUT_MS, signal };
   const res = await cri.runtime('ListContainers', { filter: { label_selector: { [LABEL_POD_UID]: podUid } } }, opts);
   const newest = new Map<string, { id: string; attempt: number; created: bigint; running: boolean }>();
   for (const c of res.containers) {
@@ -48,7 +48,7 @@ export async function observeContainers(
  * the host's network (the runtime reports no IP for them) the node itself.
  */
 export async function podAddress(cri: CriClient, podUid: string, signal?: AbortSignal): Promise<string> {
-  const opts = { timeoutMs: CALL_TIMEOUT_MS, ...(signal ? { signal } : {}) };
+  const opts = { timeoutMs: CALL_TIMEOUT_MS, signal };
   const res = await cri.runtime('ListPodSandbox', { filter: { label_selector: { [LABEL_POD_UID]: podUid }, state: { state: 'SANDBOX_READY' } } }, opts);
   const sandbox = res.items[0];
   if (sandbox === undefined) return '127.0.0.1';

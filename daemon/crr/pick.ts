@@ -5,7 +5,7 @@ import type { ContainerRecreateRequest } from '../../api/types/containerrecreate
 
 export interface Pick {
   /** The CRR to work on now. */
-  current?: ContainerRecreateRequest;
+  current?: ContainerRecreateRequest | undefined;
   /** CRRs that must wait their turn and do not say so yet (no phase): they become Pending. */
   toPending: ContainerRecreateRequest[];
 }
@@ -28,5 +28,5 @@ export function pickCrr(crrs: readonly ContainerRecreateRequest[]): Pick {
     .filter((c) => c.metadata?.deletionTimestamp === undefined && !isCrrCompleted(c))
     .sort((a, b) => weight(a) - weight(b) || crrCreatedMs(a) - crrCreatedMs(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
   const [current, ...rest] = eligible;
-  return { ...(current !== undefined ? { current } : {}), toPending: rest.filter((c) => c.status?.phase === undefined) };
+  return { current, toPending: rest.filter((c) => c.status?.phase === undefined) };
 }

@@ -18,7 +18,7 @@ export interface PreStopContext {
   /** The pod's address for hooks without a host. */
   podAddress: () => Promise<string>;
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** Runs the hook; resolves to undefined on success, or to the FailedPreStopHook event message. */
@@ -34,7 +34,7 @@ async function execHook(command: string[], ctx: PreStopContext): Promise<string 
     const res = await ctx.cri.runtime(
       'ExecSync',
       { container_id: ctx.containerId, cmd: command, timeout: String(Math.max(1, Math.ceil(ctx.timeoutMs / 1000))) },
-      { timeoutMs: ctx.timeoutMs + 5_000, ...(ctx.signal ? { signal: ctx.signal } : {}) },
+      { timeoutMs: ctx.timeoutMs + 5_000, signal: ctx.signal },
     );
     if (res.exit_code === 0) return undefined;
     const output = Buffer.concat([Buffer.from(res.stdout), Buffer.from(res.stderr)]).toString('utf8');
@@ -68,7 +68,7 @@ async function httpHook(action: NonNullable<ProbeHandler['httpGet']>, ctx: PreSt
   const send = https ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     const req = send(
-      { host, port, path: path.startsWith('/') ? path : `/${path}`, method: 'GET', headers, timeout: ctx.timeoutMs, rejectUnauthorized: false, ...(ctx.signal ? { signal: ctx.signal } : {}) },
+      { host, port, path: path.startsWith('/') ? path : `/${path}`, method: 'GET', headers, timeout: ctx.timeoutMs, rejectUnauthorized: false, signal: ctx.signal },
       (res) => {
         // As the kubelet: any answer is success; only failing to get one is a failure.
         res.resume();

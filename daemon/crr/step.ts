@@ -60,7 +60,7 @@ export interface KillTarget {
 
 export type Plan =
   /** Nothing to do now; look again after requeueAfterMs (or when the CRR changes). */
-  | { type: 'wait'; requeueAfterMs?: number; reason: string }
+  | { type: 'wait'; requeueAfterMs?: number | undefined; reason: string }
   /** The runtime's view of the pod is needed: call again with `containers`. */
   | { type: 'observe' }
   /** Persist this status, then plan again. */
@@ -223,7 +223,7 @@ function planContainers(crr: ContainerRecreateRequest, observed: ReadonlyMap<str
   }
   if (states.every((s) => isCrrContainerFinished(s))) return finish(crr, states, now, undefined);
   if (!sameStatus(crr.status, status)) return { type: 'write', status, reason: 'container states changed' };
-  return { type: 'wait', reason: 'containers recreating', ...(waitMs !== undefined ? { requeueAfterMs: waitMs } : {}) };
+  return { type: 'wait', reason: 'containers recreating', requeueAfterMs: waitMs };
 }
 
 /** Completes with these states; the top-level message names every container not recreated. */

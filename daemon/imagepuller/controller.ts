@@ -1,9 +1,10 @@
 import pLimit from 'p-limit';
 import { EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, REASON_PULL_IMAGE_SUCCEED } from '../../api/events.js';
-import { API_VERSION_V1ALPHA1, KIND_IMAGE_PULL_JOB, KIND_NODE_IMAGE } from '../../api/group-version.js';
+import { KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
 import { formatTime } from '../../api/time.js';
 import type { ImageTagSpec, NodeImage } from '../../api/types/nodeimage.js';
-import type { EventRecorder, EventTarget } from '../../kube/events.js';
+import { eventTarget, referenceTarget, type EventRecorder, type EventTarget } from '../../kube/events.js';
+import { kruise } from '../../kube/kruise.js';
 import type { Informer } from '../../kube/informer.js';
 import { componentLogger, errorFields, type Logger } from '../../kube/log.js';
 import type { Resource } from '../../kube/resource.js';
@@ -29,10 +30,10 @@ export interface ImagePullerOptions {
   events: EventRecorder;
   metrics: DaemonMetrics;
   diskCheck: () => Promise<string | undefined>;
-  progress?: ProgressPoller;
+  progress?: ProgressPoller | undefined;
   maxWorkers: number;
-  statusMinIntervalMs?: number;
-  backoffBaseMs?: number;
+  statusMinIntervalMs?: number | undefined;
+  backoffBaseMs?: number | undefined;
   logger?: Logger;
 }
 
@@ -70,7 +71,7 @@ export class ImagePuller {
     });
     this.writer = new StatusWriter(deps.nodeImages, deps.informer, deps.node, (ni) => buildStatus(ni.spec, this.states, ni.status), {
       logger: this.log,
-      ...(deps.statusMinIntervalMs !== undefined ? { minIntervalMs: deps.statusMinIntervalMs } : {}),
+      minIntervalMs: deps.statusMinIntervalMs,
       onWrite: (result) => deps.metrics.statusWrites.inc({ resource: 'nodeimages/status', result }),
       busy: () => this.running.size > 0,
     });
@@ -159,10 +160,10 @@ export class ImagePuller {
           {
             cri: this.deps.cri,
             shared: this.shared,
-            ...(this.deps.progress ? { progress: this.deps.progress } : {}),
+            progress: this.deps.progress,
             diskCheck: this.deps.diskCheck,
             auths: async () => credentialsFor(joinNameTag(d.image, d.tag), await this.deps.secrets.keyring(d.imageSpec.pullSecrets ?? [])),
-            ...(this.deps.backoffBaseMs !== undefined ? { backoffBaseMs: this.deps.backoffBaseMs } : {}),
+            backoffBaseMs: this.deps.backoffBaseMs,
           },
           (patch) => {
             if (!current()) return;
@@ -218,22 +219,11 @@ function pullPolicyOf(t: ImageTagSpec): { timeoutSeconds?: number; backoffLimit?
 }
 
 function nodeImageTarget(ni: NodeImage): EventTarget {
-  return {
-    apiVersion: API_VERSION_V1ALPHA1,
-    kind: KIND_NODE_IMAGE,
-    name: ni.metadata?.name ?? '',
-    ...(ni.metadata?.uid ? { uid: ni.metadata.uid } : {}),
-  };
+  return eventTarget(kruise.nodeImages, ni);
 }
 
 function ownersOf(t: ImageTagSpec): EventTarget[] {
   return (t.ownerReferences ?? [])
     .filter((o) => o.kind === KIND_IMAGE_PULL_JOB && o.name)
-    .map((o) => ({
-      apiVersion: o.apiVersion ?? API_VERSION_V1ALPHA1,
-      kind: KIND_IMAGE_PULL_JOB,
-      name: o.name ?? '',
-      ...(o.namespace ? { namespace: o.namespace } : {}),
-      ...(o.uid ? { uid: o.uid } : {}),
-    }));
+    .map((o) => referenceTarget(kruise.imagePullJobs, o));
 }

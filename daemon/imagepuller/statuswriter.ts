@@ -7,7 +7,7 @@ import { updateWithRetry } from '../../kube/write.js';
 
 export interface StatusWriterOptions {
   /** Progress-only changes are written at most this often. */
-  minIntervalMs?: number;
+  minIntervalMs?: number | undefined;
   /** Whether pulls are still running. */
   busy?: () => boolean;
   logger?: Logger;

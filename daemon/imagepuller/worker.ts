@@ -98,13 +98,13 @@ export class SharedPulls {
 export interface WorkerDeps {
   cri: CriClient;
   shared: SharedPulls;
-  progress?: ProgressPoller;
+  progress?: ProgressPoller | undefined;
   /** Returns a refusal message when the disk is too full to pull. */
   diskCheck: () => Promise<string | undefined>;
   /** Credentials to try for the task's registry, in order; throws CredentialError on bad secrets. */
   auths: () => Promise<RegistryAuth[]>;
   /** Retry backoff start (1 s), doubling up to BACKOFF_MAX_MS. */
-  backoffBaseMs?: number;
+  backoffBaseMs?: number | undefined;
 }
 
 export type StateUpdate = (patch: Partial<TagState>) => void;

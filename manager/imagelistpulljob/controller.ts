@@ -1,13 +1,13 @@
 // The ImageListPullJob controller (upstream pkg/controller/imagelistpulljob): one child ImagePullJob per image, replaced when the
 // template changes, removed with its image; the children's results aggregated; TTL after completion.
 import { EVENT_SOURCE_IMAGE_LIST_PULL_JOB_CONTROLLER, EVENT_TYPE_NORMAL, REASON_SUCCESSFUL_CREATE_IMAGE_PULL_JOB, REASON_SUCCESSFUL_DELETE_IMAGE_PULL_JOB, createdImagePullJobsEventMessage, deletedImagePullJobsEventMessage } from '../../api/events.js';
-import { API_VERSION_V1ALPHA1, KIND_IMAGE_LIST_PULL_JOB } from '../../api/group-version.js';
+import { KIND_IMAGE_LIST_PULL_JOB } from '../../api/group-version.js';
 import { jsonEqual } from '../../api/json-equal.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/metadata-keys.js';
 import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import { QueueController, type Controller } from '../../kube/controller.js';
-import type { EventRecorder, EventTarget } from '../../kube/events.js';
+import { eventTarget, type EventRecorder, type EventTarget } from '../../kube/events.js';
 import type { Informer } from '../../kube/informer.js';
 import { kruise } from '../../kube/kruise.js';
 import type { Logger } from '../../kube/log.js';
@@ -31,13 +31,7 @@ function listOwner(job: ImagePullJob): { name: string; uid: string } | undefined
 }
 
 function listTarget(list: ImageListPullJob): EventTarget {
-  return {
-    apiVersion: API_VERSION_V1ALPHA1,
-    kind: KIND_IMAGE_LIST_PULL_JOB,
-    name: list.metadata?.name ?? '',
-    ...(list.metadata?.namespace ? { namespace: list.metadata.namespace } : {}),
-    ...(list.metadata?.uid ? { uid: list.metadata.uid } : {}),
-  };
+  return eventTarget(kruise.imageListPullJobs, list);
 }
 
 class ImageListPullJobController {

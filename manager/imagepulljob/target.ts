@@ -18,7 +18,8 @@ import type { ReferenceObject, SandboxConfig } from '../../api/types/common.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ImageTagPullPolicy } from '../../api/types/nodeimage.js';
 import { InvalidReferenceError, nameAndTag } from '../../api/image-reference.js';
-import type { EventTarget } from '../../kube/events.js';
+import { eventTarget, type EventTarget } from '../../kube/events.js';
+import { kruise } from '../../kube/kruise.js';
 
 export interface JobTarget {
   /** "namespace/name". */
@@ -44,13 +45,7 @@ export interface JobTarget {
 
 /** The job as the object of an event (cached list items carry no apiVersion and kind). */
 export function jobEventTarget(job: ImagePullJob): EventTarget {
-  return {
-    apiVersion: API_VERSION_V1ALPHA1,
-    kind: KIND_IMAGE_PULL_JOB,
-    name: job.metadata?.name ?? '',
-    ...(job.metadata?.namespace ? { namespace: job.metadata.namespace } : {}),
-    ...(job.metadata?.uid ? { uid: job.metadata.uid } : {}),
-  };
+  return eventTarget(kruise.imagePullJobs, job);
 }
 
 export function jobKey(job: { metadata?: { namespace?: string; name?: string } }): string {

@@ -3,13 +3,13 @@
 // failed. Reads only the shared caches; writes only what differs.
 import type { Node, ObjectReference, Secret } from '../../api/types/core.js';
 import { EVENT_SOURCE_NODE_IMAGE_CONTROLLER, EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED } from '../../api/events.js';
-import { API_VERSION_V1ALPHA1, KIND_IMAGE_PULL_JOB, KIND_NODE_IMAGE } from '../../api/group-version.js';
+import { KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
 import { jsonEqual } from '../../api/json-equal.js';
 import type { ReferenceObject } from '../../api/types/common.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
 import { QueueController, type Controller } from '../../kube/controller.js';
-import type { EventRecorder, EventTarget } from '../../kube/events.js';
+import { eventTarget, referenceTarget, type EventRecorder } from '../../kube/events.js';
 import type { Informer } from '../../kube/informer.js';
 import { kruise } from '../../kube/kruise.js';
 import { sameLabels } from '../../kube/labels.js';
@@ -212,7 +212,7 @@ class NodeImageController {
   }
 
   private reportFailed(ni: NodeImage, failed: readonly FailedTag[], log: Logger): void {
-    const target: EventTarget = { apiVersion: API_VERSION_V1ALPHA1, kind: KIND_NODE_IMAGE, name: ni.metadata?.name ?? '', ...(ni.metadata?.uid ? { uid: ni.metadata.uid } : {}) };
+    const target = eventTarget(kruise.nodeImages, ni);
     for (const f of failed) {
       const text = `Image ${f.image}:${f.tag} ${f.message}`;
       log.warn('marked tag failed', { image: f.image, tag: f.tag, reason: f.message });
@@ -220,7 +220,7 @@ class NodeImageController {
       for (const o of f.owners) {
         if (o.kind !== KIND_IMAGE_PULL_JOB || !o.name) continue;
         this.recorder.event(
-          { apiVersion: o.apiVersion ?? API_VERSION_V1ALPHA1, kind: KIND_IMAGE_PULL_JOB, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.uid ? { uid: o.uid } : {}) },
+          referenceTarget(kruise.imagePullJobs, o),
           EVENT_TYPE_WARNING,
           REASON_PULL_IMAGE_FAILED,
           `node ${ni.metadata?.name ?? ''}: ${text}`,

@@ -22,8 +22,8 @@ export interface Workload {
   partition: number;
   /** Pods that may be updating at once. */
   maxUnavailable: number;
-  currentRevision?: string;
-  updateRevision?: string;
+  currentRevision?: string | undefined;
+  updateRevision?: string | undefined;
   updatedReadyReplicas: number;
 }
 
@@ -59,8 +59,8 @@ export function fromCloneSet(cs: CloneSet): Workload {
     partition: scaled(us.partition, replicas, true) ?? 0,
     // Rounded down, as CloneSet does.
     maxUnavailable: scaled(us.maxUnavailable ?? CLONE_SET_DEFAULT_MAX_UNAVAILABLE, replicas, false) ?? 0,
-    ...(cs.status?.currentRevision ? { currentRevision: cs.status.currentRevision } : {}),
-    ...(cs.status?.updateRevision ? { updateRevision: cs.status.updateRevision } : {}),
+    currentRevision: cs.status?.currentRevision || undefined,
+    updateRevision: cs.status?.updateRevision || undefined,
     updatedReadyReplicas: cs.status?.updatedReadyReplicas ?? 0,
   };
 }
@@ -83,8 +83,8 @@ export function fromStatefulSet(sts: AdvancedStatefulSet): Workload {
     // Pods with an ordinal below the partition keep the old revision.
     partition: Math.min(replicas, Math.max(0, ru.partition ?? 0)),
     maxUnavailable: scaled(ru.maxUnavailable ?? 1, replicas, false) ?? 1,
-    ...(sts.status?.currentRevision ? { currentRevision: sts.status.currentRevision } : {}),
-    ...(sts.status?.updateRevision ? { updateRevision: sts.status.updateRevision } : {}),
+    currentRevision: sts.status?.currentRevision || undefined,
+    updateRevision: sts.status?.updateRevision || undefined,
     updatedReadyReplicas: sts.status?.updatedReadyReplicas ?? 0,
   };
 }

@@ -38,7 +38,7 @@ function reviewResponse(req: AdmissionRequest, result: AdmissionResult<unknown>)
 }
 
 export interface WebhookServerOptions {
-  host?: string;
+  host?: string | undefined;
   port: number;
   cert: string;
   key: string;
