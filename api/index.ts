@@ -1,5 +1,6 @@
 export * from './group-version.js';
 export * from './metadata-keys.js';
+export * from './installation.js';
 export * from './enums.js';
 export * from './events.js';
 export * from './messages.js';

@@ -49,9 +49,3 @@ export const SECRET_KEY_DOCKER_CONFIG_JSON = '.dockerconfigjson';
 export const SECRET_TYPE_DOCKERCFG = 'kubernetes.io/dockercfg';
 export const SECRET_KEY_DOCKERCFG = '.dockercfg';
 
-// Namespaces and the environment variables overriding them
-export const DEFAULT_KRUISE_NAMESPACE = 'kruise-system';
-export const ENV_KRUISE_NAMESPACE = 'POD_NAMESPACE';
-export const DEFAULT_DAEMON_CONFIG_NAMESPACE = 'kruise-daemon-config';
-export const ENV_DAEMON_CONFIG_NAMESPACE = 'KRUISE_DAEMON_CONFIG_NS';
-

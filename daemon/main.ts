@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { DAEMON_USER_AGENT } from '../api/events.js';
+import { DAEMON_USER_AGENT } from '../api/installation.js';
 import type { ContainerRecreateRequest } from '../api/types/containerrecreaterequest.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
 import { accessRecorder, observers } from '../kube/access-log.js';

@@ -1,5 +1,5 @@
 import { isAbsolute, join } from 'node:path';
-import { DEFAULT_DAEMON_CONFIG_NAMESPACE, ENV_DAEMON_CONFIG_NAMESPACE } from '../api/metadata-keys.js';
+import { DEFAULT_DAEMON_CONFIG_NAMESPACE, ENV_DAEMON_CONFIG_NAMESPACE } from '../api/installation.js';
 import { isLogLevel } from '../kube/log.js';
 import { num, str } from '../kube/flags.js';
 

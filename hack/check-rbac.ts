@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deployDir, render, type Rendered } from './kustomize.js';
+import { DEFAULT_KRUISE_NAMESPACE } from '../api/installation.js';
 
 export interface Access {
   identity: string;
@@ -32,7 +33,7 @@ export interface Grant {
   resourceNames?: string[];
 }
 
-const identities: Record<string, string> = { 'kruise-manager': 'manager', 'kruise-daemon': 'daemon' };
+const identities: Record<string, string> = { 'kruise-ts-manager': 'manager', 'kruise-ts-daemon': 'daemon' };
 
 /** Every (identity, namespace, group, resource, verb) the rendered RBAC grants to kruise-ts's ServiceAccounts. */
 export function grants(objects: readonly Rendered[]): Grant[] {
@@ -47,7 +48,7 @@ export function grants(objects: readonly Rendered[]): Grant[] {
     const namespace = b.kind === 'RoleBinding' ? (b.metadata?.namespace ?? '') : '';
     const rules = roles.get(`${ref.kind}/${ref.kind === 'Role' ? namespace : ''}/${ref.name}`) ?? [];
     for (const s of (b['subjects'] as Array<{ kind: string; name: string; namespace?: string }> | undefined) ?? []) {
-      const identity = s.kind === 'ServiceAccount' && s.namespace === 'kruise-system' ? identities[s.name] : undefined;
+      const identity = s.kind === 'ServiceAccount' && s.namespace === DEFAULT_KRUISE_NAMESPACE ? identities[s.name] : undefined;
       if (!identity) continue;
       for (const r of rules) {
         for (const group of r.apiGroups ?? []) {

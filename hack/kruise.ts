@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { dump, load } from 'js-yaml';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
 import { RestClient } from '../kube/rest.js';
-import { MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION } from '../manager/webhook/configurations.js';
+import { DEFAULT_KRUISE_NAMESPACE, MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../api/installation.js';
 import { applicable, apply, serviceAccountToken } from './apply.js';
 import { deployDir, render } from './kustomize.js';
 import { DAEMON_V8_FLAGS } from './daemon-v8.js';
@@ -131,7 +131,7 @@ export async function install(env: LocalEnv): Promise<void> {
   try {
     await apply(rest, render(join(deployDir(), 'base')).filter((o) => o.kind !== undefined && o.kind in applicable));
     for (const who of ['manager', 'daemon'] as const) {
-      withToken(env.kubeconfig, await serviceAccountToken(rest, 'kruise-system', `kruise-${who}`), identityKubeconfig(env, who));
+      withToken(env.kubeconfig, await serviceAccountToken(rest, DEFAULT_KRUISE_NAMESPACE, `kruise-ts-${who}`), identityKubeconfig(env, who));
     }
   } finally {
     await rest.close();
@@ -217,10 +217,10 @@ export async function down(env: LocalEnv): Promise<void> {
   const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
   try {
     for (const path of [
-      `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${MUTATING_CONFIGURATION}`,
-      `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${VALIDATING_CONFIGURATION}`,
-      '/apis/coordination.k8s.io/v1/namespaces/kruise-system/leases/kruise-manager',
-      '/api/v1/namespaces/kruise-system/secrets/kruise-webhook-certs',
+      `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${MUTATING_WEBHOOK_CONFIGURATION}`,
+      `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${VALIDATING_WEBHOOK_CONFIGURATION}`,
+      '/apis/coordination.k8s.io/v1/namespaces/kruise-ts-system/leases/kruise-ts-manager',
+      '/api/v1/namespaces/kruise-ts-system/secrets/kruise-ts-webhook-certs',
     ]) {
       await rest.request('DELETE', path).catch(() => undefined);
     }

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { accessRecorder, observers } from '../kube/access-log.js';
+import { MANAGER_USER_AGENT } from '../api/installation.js';
 import { accessFromKubeConfig, loadKubeConfig } from '../kube/clientnode.js';
 import { FlagError, helpText, parseFlags } from '../kube/flags.js';
 import { serveOps } from '../kube/httpserver.js';
@@ -43,7 +44,7 @@ async function main(): Promise<number> {
     rest = new RestClient(await accessFromKubeConfig(kc), {
       qps: flags.qps,
       burst: flags.burst,
-      userAgent: `kruise-manager/${version()}`,
+      userAgent: `${MANAGER_USER_AGENT}/${version()}`,
       observe: observers((verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }), accessRecorder('manager')),
     });
     await checkApiAccess(rest, new Resource(rest, kruise.nodeImages).path(), 'NodeImage (apps.kruise.io/v1alpha1)');

@@ -1,5 +1,13 @@
 import { NODE_IMAGE_CREATION_DELAY_SECONDS } from '../api/limits.js';
-import { DEFAULT_DAEMON_CONFIG_NAMESPACE, DEFAULT_KRUISE_NAMESPACE, ENV_DAEMON_CONFIG_NAMESPACE, ENV_KRUISE_NAMESPACE } from '../api/metadata-keys.js';
+import {
+  DEFAULT_DAEMON_CONFIG_NAMESPACE,
+  DEFAULT_KRUISE_NAMESPACE,
+  DEFAULT_LEADER_ELECTION_ID,
+  DEFAULT_WEBHOOK_CERT_SECRET,
+  DEFAULT_WEBHOOK_SERVICE,
+  ENV_DAEMON_CONFIG_NAMESPACE,
+  ENV_KRUISE_NAMESPACE,
+} from '../api/installation.js';
 import { isLogLevel } from '../kube/log.js';
 import { bool, num, str } from '../kube/flags.js';
 
@@ -13,12 +21,12 @@ export const managerFlags = {
   healthAddr: str('health-probe-addr', ':8000', 'listen address of /healthz and /readyz', 'HEALTH_PROBE_ADDR'),
   webhookPort: num('webhook-port', 9876, 'HTTPS port of the admission webhook', 'WEBHOOK_PORT', atLeast(1)),
   webhookHost: str('webhook-host', '', 'address the webhook listens on (empty: all)', 'WEBHOOK_HOST'),
-  webhookService: str('webhook-service-name', 'kruise-webhook-service', 'Service the API server reaches the webhook through', 'WEBHOOK_SERVICE_NAME'),
+  webhookService: str('webhook-service-name', DEFAULT_WEBHOOK_SERVICE, 'Service the API server reaches the webhook through', 'WEBHOOK_SERVICE_NAME'),
   webhookUrl: str('webhook-url', '', 'reach the webhook at this https URL instead of the Service (a manager outside the cluster)', 'WEBHOOK_URL'),
-  webhookCertSecret: str('webhook-cert-secret', 'kruise-webhook-certs', 'Secret (in --namespace) holding the webhook CA and serving certificate, shared by the replicas', 'WEBHOOK_CERT_SECRET'),
+  webhookCertSecret: str('webhook-cert-secret', DEFAULT_WEBHOOK_CERT_SECRET, 'Secret (in --namespace) holding the webhook CA and serving certificate, shared by the replicas', 'WEBHOOK_CERT_SECRET'),
   leaderElection: bool('enable-leader-election', true, 'run controllers only in the replica holding the lease', 'ENABLE_LEADER_ELECTION'),
   leaderElectionNamespace: str('leader-election-namespace', '', 'namespace of the lease (empty: --namespace)', 'LEADER_ELECTION_NAMESPACE'),
-  leaderElectionId: str('leader-election-id', 'kruise-manager', 'name of the lease', 'LEADER_ELECTION_ID'),
+  leaderElectionId: str('leader-election-id', DEFAULT_LEADER_ELECTION_ID, 'name of the lease', 'LEADER_ELECTION_ID'),
   nodeImageWorkers: num('nodeimage-workers', 3, 'NodeImage reconciles running at once', 'NODEIMAGE_WORKERS', atLeast(1)),
   imagePullJobWorkers: num('imagepulljob-workers', 3, 'ImagePullJob and ImageListPullJob reconciles running at once', 'IMAGEPULLJOB_WORKERS', atLeast(1)),
   crrWorkers: num('crr-workers', 3, 'ContainerRecreateRequest reconciles running at once', 'CRR_WORKERS', atLeast(1)),

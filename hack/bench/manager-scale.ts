@@ -23,8 +23,9 @@ import { updateWithRetry } from '../../kube/write.js';
 import { cpuSeconds, rssMiB } from './proc.js';
 import { record } from './stats.js';
 import { jobTarget, tagPullPolicy } from '../../manager/imagepulljob/target.js';
-import { MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION } from '../../manager/webhook/configurations.js';
+import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../api/installation.js';
 import { install, managerArgs, startManager, stopPid, type LocalEnv } from '../kruise.js';
+import { DEFAULT_DAEMON_CONFIG_NAMESPACE, DEFAULT_KRUISE_NAMESPACE } from '../../api/installation.js';
 
 const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as LocalEnv;
 const N = Number(process.env['BENCH_NODES'] ?? 5000);
@@ -145,7 +146,7 @@ function simulateDaemons(inf: Informer<NodeImage>): { written: () => number; ans
 }
 
 async function deleteWebhooks(): Promise<void> {
-  for (const [plural, name] of [['mutatingwebhookconfigurations', MUTATING_CONFIGURATION], ['validatingwebhookconfigurations', VALIDATING_CONFIGURATION]] as const) {
+  for (const [plural, name] of [['mutatingwebhookconfigurations', MUTATING_WEBHOOK_CONFIGURATION], ['validatingwebhookconfigurations', VALIDATING_WEBHOOK_CONFIGURATION]] as const) {
     await rest.request('DELETE', `/apis/admissionregistration.k8s.io/v1/${plural}/${name}`).catch(() => undefined);
   }
 }
@@ -153,7 +154,7 @@ async function deleteWebhooks(): Promise<void> {
 async function main(): Promise<void> {
   const start = Date.now();
   await new Resource<KubeObject>(rest, core.namespaces).create({ metadata: { name: NS } });
-  for (const name of ['kruise-system', 'kruise-daemon-config']) {
+  for (const name of [DEFAULT_KRUISE_NAMESPACE, DEFAULT_DAEMON_CONFIG_NAMESPACE]) {
     await new Resource<KubeObject>(rest, core.namespaces).create({ metadata: { name } }).catch((e: unknown) => {
       if (!(e instanceof ApiError && e.alreadyExists)) throw e;
     });

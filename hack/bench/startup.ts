@@ -13,6 +13,7 @@ import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
 import { rssMiB } from './proc.js';
 import { projectRoot } from '../root.js';
 import { fmt, record, summarize } from './stats.js';
+import { DEFAULT_DAEMON_CONFIG_NAMESPACE, DEFAULT_KRUISE_NAMESPACE } from '../../api/installation.js';
 
 interface BenchEnv {
   kubeconfig: string;
@@ -89,7 +90,7 @@ const managerArgs = [
 
 // The manager keeps its webhook certificates in its namespace: as an installation would have it.
 const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
-for (const name of ['kruise-system', 'kruise-daemon-config']) {
+for (const name of [DEFAULT_KRUISE_NAMESPACE, DEFAULT_DAEMON_CONFIG_NAMESPACE]) {
   await new Resource<KubeObject>(rest, core.namespaces).create({ metadata: { name } }).catch((err: unknown) => {
     if (!(err instanceof ApiError && err.alreadyExists)) throw err;
   });

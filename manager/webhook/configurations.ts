@@ -1,11 +1,10 @@
 import { GROUP, PLURAL_CONTAINER_RECREATE_REQUESTS, PLURAL_IMAGE_LIST_PULL_JOBS, PLURAL_IMAGE_PULL_JOBS, PLURAL_NODE_IMAGES, VERSION_V1ALPHA1 } from '../../api/group-version.js';
+import { DEFAULT_KRUISE_NAMESPACE, DEFAULT_WEBHOOK_SERVICE, MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_NAME_SUFFIX } from '../../api/installation.js';
 import { ApiError } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { Resource, type ResourceType } from '../../kube/resource.js';
 import type { RestClient } from '../../kube/rest.js';
 
-export const MUTATING_CONFIGURATION = 'kruise-mutating-webhook-configuration';
-export const VALIDATING_CONFIGURATION = 'kruise-validating-webhook-configuration';
 
 /** Where the API server sends reviews: the Service (in cluster) or a URL (manager outside it). */
 export type WebhookTarget = { service: { namespace: string; name: string; port: number } } | { url: string };
@@ -18,15 +17,15 @@ interface WebhookDef {
 
 /** The hooks kruise-ts serves, with upstream's names and paths. */
 const mutatingHooks: readonly WebhookDef[] = [
-  { name: 'mcontainerrecreaterequest.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest', plural: PLURAL_CONTAINER_RECREATE_REQUESTS },
-  { name: 'mnodeimage.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-nodeimage', plural: PLURAL_NODE_IMAGES },
-  { name: 'mimagepulljob.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-imagepulljob', plural: PLURAL_IMAGE_PULL_JOBS },
-  { name: 'mimagelistpulljob.kb.io', path: '/mutate-apps-kruise-io-v1alpha1-imagelistpulljob', plural: PLURAL_IMAGE_LIST_PULL_JOBS },
+  { name: `mcontainerrecreaterequest.${WEBHOOK_NAME_SUFFIX}`, path: '/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest', plural: PLURAL_CONTAINER_RECREATE_REQUESTS },
+  { name: `mnodeimage.${WEBHOOK_NAME_SUFFIX}`, path: '/mutate-apps-kruise-io-v1alpha1-nodeimage', plural: PLURAL_NODE_IMAGES },
+  { name: `mimagepulljob.${WEBHOOK_NAME_SUFFIX}`, path: '/mutate-apps-kruise-io-v1alpha1-imagepulljob', plural: PLURAL_IMAGE_PULL_JOBS },
+  { name: `mimagelistpulljob.${WEBHOOK_NAME_SUFFIX}`, path: '/mutate-apps-kruise-io-v1alpha1-imagelistpulljob', plural: PLURAL_IMAGE_LIST_PULL_JOBS },
 ];
 const validatingHooks: readonly WebhookDef[] = [
-  { name: 'vnodeimage.kb.io', path: '/validate-apps-kruise-io-v1alpha1-nodeimage', plural: PLURAL_NODE_IMAGES },
-  { name: 'vimagepulljob.kb.io', path: '/validate-apps-kruise-io-v1alpha1-imagepulljob', plural: PLURAL_IMAGE_PULL_JOBS },
-  { name: 'vimagelistpulljob.kb.io', path: '/validate-apps-kruise-io-v1alpha1-imagelistpulljob', plural: PLURAL_IMAGE_LIST_PULL_JOBS },
+  { name: `vnodeimage.${WEBHOOK_NAME_SUFFIX}`, path: '/validate-apps-kruise-io-v1alpha1-nodeimage', plural: PLURAL_NODE_IMAGES },
+  { name: `vimagepulljob.${WEBHOOK_NAME_SUFFIX}`, path: '/validate-apps-kruise-io-v1alpha1-imagepulljob', plural: PLURAL_IMAGE_PULL_JOBS },
+  { name: `vimagelistpulljob.${WEBHOOK_NAME_SUFFIX}`, path: '/validate-apps-kruise-io-v1alpha1-imagelistpulljob', plural: PLURAL_IMAGE_LIST_PULL_JOBS },
 ];
 
 export interface WebhookConfiguration extends KubeObject {
@@ -49,7 +48,7 @@ function hook(def: WebhookDef, target: WebhookTarget, caBundle: string | undefin
   };
 }
 
-const inClusterTarget: WebhookTarget = { service: { namespace: 'kruise-system', name: 'kruise-webhook-service', port: 443 } };
+const inClusterTarget: WebhookTarget = { service: { namespace: DEFAULT_KRUISE_NAMESPACE, name: DEFAULT_WEBHOOK_SERVICE, port: 443 } };
 
 /** The configurations deploy/ ships: the in-cluster Service, no CA yet (the manager injects it). */
 export function deployWebhookConfigurations(): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
@@ -59,8 +58,8 @@ export function deployWebhookConfigurations(): { mutating: WebhookConfiguration;
 function webhookConfigurations(target: WebhookTarget, caPem: string | undefined): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
   const caBundle = caPem !== undefined ? Buffer.from(caPem).toString('base64') : undefined;
   return {
-    mutating: { metadata: { name: MUTATING_CONFIGURATION }, webhooks: mutatingHooks.map((d) => hook(d, target, caBundle)) },
-    validating: { metadata: { name: VALIDATING_CONFIGURATION }, webhooks: validatingHooks.map((d) => hook(d, target, caBundle)) },
+    mutating: { metadata: { name: MUTATING_WEBHOOK_CONFIGURATION }, webhooks: mutatingHooks.map((d) => hook(d, target, caBundle)) },
+    validating: { metadata: { name: VALIDATING_WEBHOOK_CONFIGURATION }, webhooks: validatingHooks.map((d) => hook(d, target, caBundle)) },
   };
 }
 

@@ -9,6 +9,7 @@ import { kruise } from '../../kube/kruise.js';
 import { Resource } from '../../kube/resource.js';
 import type { RestClient } from '../../kube/rest.js';
 import { clusterEnv } from './kube.js';
+import { DEFAULT_DAEMON_CONFIG_NAMESPACE } from '../../api/installation.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -50,7 +51,7 @@ export function startDaemon(node: string, rest: RestClient, socket: string, over
     node,
     rest,
     cri,
-    secretNamespace: 'kruise-daemon-config',
+    secretNamespace: DEFAULT_DAEMON_CONFIG_NAMESPACE,
     maxWorkers: 5,
     imageFsHighWatermark: 100,
     hostRoot: '/',

@@ -93,10 +93,10 @@ describe('ImagePullJob end to end on the local cluster\'s real nodes', () => {
     expect(j.status).toMatchObject({ desired: 2, succeeded: 2, failed: 0 });
     for (const n of nodeNames) {
       expect(await present(n, ref)).toBe(true);
-      expect(seen.get(n)).toEqual([{ namespace: 'kruise-daemon-config', name: copyName(ns, 'private-cred') }]);
+      expect(seen.get(n)).toEqual([{ namespace: 'kruise-ts-daemon-config', name: copyName(ns, 'private-cred') }]);
     }
     // The job finished: its copy is released.
-    await eventually(async () => expect(await secrets.get('kruise-daemon-config', copyName(ns, 'private-cred')).then(() => 'present', () => 'gone')).toBe('gone'));
+    await eventually(async () => expect(await secrets.get('kruise-ts-daemon-config', copyName(ns, 'private-cred')).then(() => 'present', () => 'gone')).toBe('gone'));
   });
 
   it('pulls a digest reference by digest', async () => {

@@ -22,7 +22,7 @@ const lists = new Resource<ImageListPullJob>(rest, kruise.imageListPullJobs);
 type Secret = KubeObject & { type?: string; data?: Record<string, string> };
 const secrets = new Resource<Secret>(rest, core.secrets);
 const nodes = new Resource<KubeObject>(rest, core.nodes);
-const DAEMON_NS = 'kruise-daemon-config';
+const DAEMON_NS = 'kruise-ts-daemon-config';
 let ns = '';
 let daemon: FakeDaemon;
 const createdNodes: string[] = [];

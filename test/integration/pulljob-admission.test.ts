@@ -44,7 +44,7 @@ describe('admission of ImagePullJob, ImageListPullJob and NodeImage', () => {
   ])('refuses an ImagePullJob with %s', async (_what, over, message) => {
     const err = await refusal(jobs.create({ metadata: { name: 'bad', namespace: ns }, spec: spec(over) }));
     expect(err.status).toBe(400);
-    expect(err.message).toContain('admission webhook "vimagepulljob.kb.io" denied the request');
+    expect(err.message).toContain('admission webhook "vimagepulljob.kruise-ts.io" denied the request');
     expect(err.message).toContain(message);
   });
 
@@ -64,7 +64,7 @@ describe('admission of ImagePullJob, ImageListPullJob and NodeImage', () => {
     ['Never with a deadline', { images: ['nginx:1'], completionPolicy: { type: 'Never', activeDeadlineSeconds: 900 } }, 'spec.completionPolicy.activeDeadlineSeconds: must not be set when spec.completionPolicy.type is Never'],
   ])('refuses an ImageListPullJob with %s', async (_what, over, message) => {
     const err = await refusal(lists.create({ metadata: { name: 'bad', namespace: ns }, spec: { images: ['nginx:1'], completionPolicy: { type: 'Always' }, ...over } }));
-    expect(err.message).toContain('admission webhook "vimagelistpulljob.kb.io" denied the request');
+    expect(err.message).toContain('admission webhook "vimagelistpulljob.kruise-ts.io" denied the request');
     expect(err.message).toContain(message);
   });
 

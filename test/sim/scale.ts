@@ -20,6 +20,7 @@ import { core, Resource } from '../../kube/resource.js';
 import { cpuSeconds, rssMiB } from '../../hack/bench/proc.js';
 import { record } from '../../hack/bench/stats.js';
 import { FakeRuntime } from './fake-runtime.js';
+import { DEFAULT_DAEMON_CONFIG_NAMESPACE } from '../../api/installation.js';
 
 interface SimEnv {
   kubeconfig: string;
@@ -102,7 +103,7 @@ const metrics = new DaemonMetrics();
 const baseRss = rssMiB('self');
 const daemons = names.map(
   (node) =>
-    new Daemon({ node, rest: daemonRest, cri, secretNamespace: 'kruise-daemon-config', maxWorkers: 5, imageFsHighWatermark: 100, hostRoot: '/', statusIntervalMs: 5000, metrics, progress: false }),
+    new Daemon({ node, rest: daemonRest, cri, secretNamespace: DEFAULT_DAEMON_CONFIG_NAMESPACE, maxWorkers: 5, imageFsHighWatermark: 100, hostRoot: '/', statusIntervalMs: 5000, metrics, progress: false }),
 );
 for (const d of daemons) d.start();
 while (!daemons.every((d) => d.synced())) await sleep(200);

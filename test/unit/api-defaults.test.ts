@@ -62,7 +62,7 @@ describe('NodeImage defaults', () => {
     spec: {
       images: {
         nginx: {
-          pullSecrets: [{ namespace: 'kruise-daemon-config', name: 'cred' }],
+          pullSecrets: [{ namespace: 'kruise-ts-daemon-config', name: 'cred' }],
           tags: [
             { tag: 'b', pullPolicy: { ttlSecondsAfterFinished: 60 } },
             {
@@ -294,8 +294,8 @@ describe('wire identifiers', () => {
     [MESSAGE_PULL_DEADLINE_EXCEEDED, 'pulling exceeds the activeDeadlineSeconds'],
     [MESSAGE_JOB_COMPLETED, 'job has completed'],
     [MESSAGE_JOB_DEADLINE_EXCEEDED, 'job exceeds activeDeadlineSeconds'],
-    [DEFAULT_KRUISE_NAMESPACE, 'kruise-system'],
-    [DEFAULT_DAEMON_CONFIG_NAMESPACE, 'kruise-daemon-config'],
+    [DEFAULT_KRUISE_NAMESPACE, 'kruise-ts-system'],
+    [DEFAULT_DAEMON_CONFIG_NAMESPACE, 'kruise-ts-daemon-config'],
   ];
   it.each(identifiers)('%s', (actual, expected) => {
     expect(actual).toBe(expected);

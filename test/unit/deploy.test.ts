@@ -20,22 +20,22 @@ describe('deploy/ (kubectl apply -k deploy/)', () => {
   it('installs namespaces, CRDs, accounts, workloads, webhook and policy', () => {
     const kinds = all.map((o) => `${o.kind}/${o.metadata?.name}`);
     for (const k of [
-      'Namespace/kruise-system',
-      'Namespace/kruise-daemon-config',
+      'Namespace/kruise-ts-system',
+      'Namespace/kruise-ts-daemon-config',
       'CustomResourceDefinition/nodeimages.apps.kruise.io',
       'CustomResourceDefinition/imagepulljobs.apps.kruise.io',
       'CustomResourceDefinition/imagelistpulljobs.apps.kruise.io',
       'CustomResourceDefinition/containerrecreaterequests.apps.kruise.io',
-      'ServiceAccount/kruise-manager',
-      'ServiceAccount/kruise-daemon',
-      'Deployment/kruise-manager',
-      'Service/kruise-webhook-service',
-      'PodDisruptionBudget/kruise-manager',
-      'DaemonSet/kruise-daemon',
-      'MutatingWebhookConfiguration/kruise-mutating-webhook-configuration',
-      'ValidatingWebhookConfiguration/kruise-validating-webhook-configuration',
-      'ValidatingAdmissionPolicy/kruise-daemon-own-node',
-      'ValidatingAdmissionPolicyBinding/kruise-daemon-own-node',
+      'ServiceAccount/kruise-ts-manager',
+      'ServiceAccount/kruise-ts-daemon',
+      'Deployment/kruise-ts-manager',
+      'Service/kruise-ts-webhook',
+      'PodDisruptionBudget/kruise-ts-manager',
+      'DaemonSet/kruise-ts-daemon',
+      'MutatingWebhookConfiguration/kruise-ts-mutating-webhook-configuration',
+      'ValidatingWebhookConfiguration/kruise-ts-validating-webhook-configuration',
+      'ValidatingAdmissionPolicy/kruise-ts-daemon-own-node',
+      'ValidatingAdmissionPolicyBinding/kruise-ts-daemon-own-node',
     ]) {
       expect(kinds).toContain(k);
     }
@@ -45,24 +45,24 @@ describe('deploy/ (kubectl apply -k deploy/)', () => {
   });
 
   it('sets the image in one place', () => {
-    const images = [find(all, 'Deployment', 'kruise-manager'), find(all, 'DaemonSet', 'kruise-daemon')].map((o) => container(o)['image']);
+    const images = [find(all, 'Deployment', 'kruise-ts-manager'), find(all, 'DaemonSet', 'kruise-ts-daemon')].map((o) => container(o)['image']);
     expect(images).toEqual(['ghcr.io/kruise-ts/kruise-ts:0.1.0', 'ghcr.io/kruise-ts/kruise-ts:0.1.0']);
     const kustomizations = ['kustomization.yaml', 'base/kustomization.yaml', 'policy/kustomization.yaml', 'crds/kustomization.yaml'];
     expect(kustomizations.filter((f) => readFileSync(join(deployDir(), f), 'utf8').includes('newTag'))).toEqual(['base/kustomization.yaml']);
   });
 
   it('runs the manager as 2 leader-electing replicas, spread, probed and disruption-budgeted', () => {
-    const d = find(all, 'Deployment', 'kruise-manager');
+    const d = find(all, 'Deployment', 'kruise-ts-manager');
     expect((d['spec'] as Spec)['replicas']).toBe(2);
     expect(podSpec(d)['affinity']).toHaveProperty('podAntiAffinity');
     expect(container(d)).toHaveProperty('readinessProbe.httpGet.path', '/readyz');
     expect(container(d)).toHaveProperty('livenessProbe.httpGet.path', '/healthz');
     expect(container(d)).toHaveProperty('resources.limits.memory');
-    expect(find(all, 'PodDisruptionBudget', 'kruise-manager')).toHaveProperty('spec.minAvailable', 1);
+    expect(find(all, 'PodDisruptionBudget', 'kruise-ts-manager')).toHaveProperty('spec.minAvailable', 1);
   });
 
   it('runs a daemon on every node: all taints tolerated, node-critical, NODE_NAME, read-only host sockets, limits, probes', () => {
-    const ds = find(all, 'DaemonSet', 'kruise-daemon');
+    const ds = find(all, 'DaemonSet', 'kruise-ts-daemon');
     const spec = podSpec(ds);
     expect(spec['tolerations']).toEqual([{ operator: 'Exists' }]);
     expect(spec['priorityClassName']).toBe('system-node-critical');
@@ -78,16 +78,16 @@ describe('deploy/ (kubectl apply -k deploy/)', () => {
   it('ships the webhook configurations the manager code defines (the manager injects the CA)', () => {
     const { mutating, validating } = deployWebhookConfigurations();
     const strip = (o: Rendered): unknown => ({ metadata: o.metadata, webhooks: o['webhooks'] });
-    expect(strip(find(all, 'MutatingWebhookConfiguration', 'kruise-mutating-webhook-configuration'))).toEqual({ metadata: mutating.metadata, webhooks: mutating.webhooks });
-    expect(strip(find(all, 'ValidatingWebhookConfiguration', 'kruise-validating-webhook-configuration'))).toEqual({ metadata: validating.metadata, webhooks: validating.webhooks });
+    expect(strip(find(all, 'MutatingWebhookConfiguration', 'kruise-ts-mutating-webhook-configuration'))).toEqual({ metadata: mutating.metadata, webhooks: mutating.webhooks });
+    expect(strip(find(all, 'ValidatingWebhookConfiguration', 'kruise-ts-validating-webhook-configuration'))).toEqual({ metadata: validating.metadata, webhooks: validating.webhooks });
   });
 
-  it('grants least privilege: the daemon reads secrets only in kruise-daemon-config and writes only status; the manager writes secrets only there', () => {
+  it('grants least privilege: the daemon reads secrets only in kruise-ts-daemon-config and writes only status; the manager writes secrets only there', () => {
     const g = grants(base);
     const secrets = g.filter((x) => x.resource === 'secrets');
-    expect(secrets.filter((x) => x.identity === 'daemon')).toEqual([{ identity: 'daemon', namespace: 'kruise-daemon-config', group: '', resource: 'secrets', verb: 'get' }]);
+    expect(secrets.filter((x) => x.identity === 'daemon')).toEqual([{ identity: 'daemon', namespace: 'kruise-ts-daemon-config', group: '', resource: 'secrets', verb: 'get' }]);
     const managerWrites = secrets.filter((x) => x.identity === 'manager' && !['get', 'list', 'watch'].includes(x.verb));
-    expect(managerWrites.every((x) => x.namespace === 'kruise-daemon-config' || (x.resourceNames?.join() === 'kruise-webhook-certs' && x.verb === 'update'))).toBe(true);
+    expect(managerWrites.every((x) => x.namespace === 'kruise-ts-daemon-config' || (x.resourceNames?.join() === 'kruise-ts-webhook-certs' && x.verb === 'update'))).toBe(true);
     const daemonWrites = g.filter((x) => x.identity === 'daemon' && !['get', 'list', 'watch'].includes(x.verb));
     expect(daemonWrites.every((x) => x.resource.endsWith('/status') || x.resource === 'events')).toBe(true);
     expect(g.some((x) => x.verb === '*' || x.resource === '*' || x.group === '*')).toBe(false);

@@ -6,7 +6,7 @@ import { jobTarget, parallelismOf, tagPullPolicy, type JobTarget } from '../../m
 
 const T0 = Date.parse('2024-05-01T10:00:00Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-const SECRET = { namespace: 'kruise-daemon-config', name: 'cred-0123456789' };
+const SECRET = { namespace: 'kruise-ts-daemon-config', name: 'cred-0123456789' };
 
 function job(over: Partial<ImagePullJob['spec']> = {}, status?: ImagePullJob['status']): ImagePullJob {
   return {
