@@ -1,7 +1,6 @@
 // ContainerRecreateRequest status rules shared by the daemon and the manager: when a CRR counts as
 // finished, what its completed status says, and how the manager's container-status snapshot reads.
 import { CRR_PHASE_COMPLETED, CRR_PHASE_FAILED, CRR_PHASE_SUCCEEDED } from './enums.js';
-import { ANNOTATION_CRR_SYNC_CONTAINER_STATUSES } from './metadata-keys.js';
 import { formatTime, timeMs } from './time.js';
 import type {
   ContainerRecreateRequest,
@@ -43,23 +42,16 @@ export function completedCrrStatus(
     if (s?.isKilled === true) failed.isKilled = true;
     return failed;
   });
+  // The manager's snapshot and conditions stay: they tell what happened before completion.
+  const { containerStatusSnapshot, conditions } = crr.status ?? {};
   const status: ContainerRecreateRequestStatus = { phase: CRR_PHASE_COMPLETED, completionTime: formatTime(now), containerRecreateStates: states };
   if (message !== undefined && message !== '') status.message = message;
+  if (containerStatusSnapshot !== undefined) status.containerStatusSnapshot = containerStatusSnapshot;
+  if (conditions !== undefined) status.conditions = conditions;
   return status;
 }
 
-/** The manager's snapshot of the pod's running containers, or undefined when absent or unreadable. */
+/** The manager's snapshot of the pod's running containers, or undefined before its first. */
 export function syncedContainerStatuses(crr: ContainerRecreateRequest): ContainerRecreateRequestSyncContainerStatus[] | undefined {
-  const raw = crr.metadata?.annotations?.[ANNOTATION_CRR_SYNC_CONTAINER_STATUSES];
-  if (raw === undefined) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (!Array.isArray(parsed)) return undefined;
-    return parsed.filter(
-      (e): e is ContainerRecreateRequestSyncContainerStatus =>
-        typeof e === 'object' && e !== null && typeof (e as { name?: unknown }).name === 'string' && typeof (e as { ready?: unknown }).ready === 'boolean',
-    );
-  } catch {
-    return undefined;
-  }
+  return crr.status?.containerStatusSnapshot;
 }

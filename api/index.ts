@@ -13,6 +13,7 @@ export * from './imagepulljob.js';
 export * from './imagelistpulljob.js';
 export * from './crr-admission.js';
 export * from './crr-status.js';
+export * from './crr-conversion.js';
 export * from './validation/label-selector.js';
 export * from './validation/image-reference.js';
 export * from './validation/image-pull-policy.js';

@@ -63,7 +63,6 @@ export function crrFailedContainersMessage(names: string[]): string {
   return `containers not recreated: ${names.join(', ')}`;
 }
 
-export const MESSAGE_CRR_UNREADY_ACQUIRED_INVALID = 'invalid unready-acquired annotation';
 
 /** A node whose NodeImage is full: the job's image cannot be added there, so the node fails. */
 export function nodeImageFullMessage(node: string, image: string, limit: number): string {

@@ -42,6 +42,14 @@ export const CONDITION_KRUISE_POD_READY = 'KruisePodReady';
 export const POD_READY_USER_AGENT_CRR = 'ContainerRecreateRequest';
 /** Pods the sidecar terminator finished may still get CRRs although they are no longer active. */
 export const CONDITION_SIDECAR_TERMINATED = 'SidecarTerminated';
+/**
+ * CRR v1beta1 condition (upstream's main branch, #2458): the pod was made not-ready for
+ * unreadyGracePeriodSeconds at its lastTransitionTime; v1alpha1 keeps the time in
+ * ANNOTATION_CRR_UNREADY_ACQUIRED.
+ */
+export const CONDITION_CRR_POD_UNREADY_ACQUIRED = 'PodUnreadyAcquired';
+export const REASON_CRR_UNREADY_ACQUIRED = 'UnreadyAcquired';
+export const MESSAGE_CRR_UNREADY_ACQUIRED = 'Pod has been forced to not-ready for unreadyGracePeriodSeconds drain';
 
 // Secret types (and their data keys) the daemon takes registry credentials from
 export const SECRET_TYPE_DOCKER_CONFIG_JSON = 'kubernetes.io/dockerconfigjson';

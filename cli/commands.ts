@@ -4,7 +4,7 @@ import type { ImageListPullJob } from '../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../api/types/imagepulljob.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
 import { Informer } from '../kube/informer.js';
-import { kruise } from '../kube/kruise.js';
+import type { KruiseApi } from '../kube/kruise.js';
 import { ApiError, type RestClient } from '../kube/rest.js';
 import type { KubeObject } from '../api/types/common.js';
 import { Resource } from '../kube/resource.js';
@@ -22,7 +22,7 @@ type ListJob = ImageListPullJob & KubeObject;
 type Crr = ContainerRecreateRequest & KubeObject;
 
 /** `kruise-ts status`: ImagePullJobs, ImageListPullJobs and CRRs with their state. */
-export async function status(rest: RestClient, namespace: string | undefined, out: Output): Promise<number> {
+export async function status(rest: RestClient, kruise: KruiseApi, namespace: string | undefined, out: Output): Promise<number> {
   const jobs = (await new Resource<Job>(rest, kruise.imagePullJobs).list(namespace)).items;
   const lists = (await new Resource<ListJob>(rest, kruise.imageListPullJobs).list(namespace)).items;
   const crrs = (await new Resource<Crr>(rest, kruise.crrs).list(namespace)).items;
@@ -93,7 +93,7 @@ async function existing<T extends KubeObject>(res: Resource<T>, namespace: strin
  * `kruise-ts watch imagepulljob NAME`: live per-node progress (from the NodeImages the job owns a
  * tag in) and the total, until the job completes; exits 1 when any node failed.
  */
-export async function watchJob(rest: RestClient, namespace: string, name: string, out: Output, timeoutMs: number): Promise<number> {
+export async function watchJob(rest: RestClient, kruise: KruiseApi, namespace: string, name: string, out: Output, timeoutMs: number): Promise<number> {
   const jobsRes = new Resource<Job>(rest, kruise.imagePullJobs);
   await existing(jobsRes, namespace, name);
   const stop = new AbortController();
@@ -138,7 +138,7 @@ export async function watchJob(rest: RestClient, namespace: string, name: string
 }
 
 /** `kruise-ts watch crr NAME`: follows a recreate until it completes; exits 1 unless every container was recreated. */
-export async function watchCrr(rest: RestClient, namespace: string, name: string, out: Output, timeoutMs: number): Promise<number> {
+export async function watchCrr(rest: RestClient, kruise: KruiseApi, namespace: string, name: string, out: Output, timeoutMs: number): Promise<number> {
   const res = new Resource<Crr>(rest, kruise.crrs);
   await existing(res, namespace, name);
   const stop = new AbortController();

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { discoverKruise } from '../kube/kruise.js';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
 import { rootLogger } from '../kube/log.js';
 import { RestClient } from '../kube/rest.js';
@@ -70,9 +71,10 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   try {
-    if (cmd === 'status') return await status(rest, values['all-namespaces'] ? undefined : namespace, out);
-    if (cmd === 'watch' && (kind === 'imagepulljob' || kind === 'imagepulljobs' || kind === 'ipj') && name) return await watchJob(rest, namespace, name, out, timeoutMs);
-    if (cmd === 'watch' && (kind === 'crr' || kind === 'containerrecreaterequest') && name) return await watchCrr(rest, namespace, name, out, timeoutMs);
+    const { api } = await discoverKruise(rest);
+    if (cmd === 'status') return await status(rest, api, values['all-namespaces'] ? undefined : namespace, out);
+    if (cmd === 'watch' && (kind === 'imagepulljob' || kind === 'imagepulljobs' || kind === 'ipj') && name) return await watchJob(rest, api, namespace, name, out, timeoutMs);
+    if (cmd === 'watch' && (kind === 'crr' || kind === 'containerrecreaterequest') && name) return await watchCrr(rest, api, namespace, name, out, timeoutMs);
     process.stderr.write(`kruise-ts: unknown command "${positionals.join(' ')}"\n\n${usage}`);
     return 2;
   } catch (err) {

@@ -4,7 +4,7 @@ import type { NodeImage } from '../api/types/nodeimage.js';
 import { EVENT_SOURCE_DAEMON_CRR, EVENT_SOURCE_DAEMON_IMAGE_PULLER } from '../api/events.js';
 import { EventRecorder } from '../kube/events.js';
 import { Informer } from '../kube/informer.js';
-import { kruise } from '../kube/kruise.js';
+import type { KruiseApi } from '../kube/kruise.js';
 import { componentLogger, type Logger } from '../kube/log.js';
 import type { RestClient } from '../kube/rest.js';
 import { core, Resource } from '../kube/resource.js';
@@ -19,6 +19,8 @@ import { DaemonMetrics } from './metrics.js';
 export interface DaemonConfig {
   node: string;
   rest: RestClient;
+  /** The OpenKruise kinds in the versions the cluster serves (kube/startup.ts). */
+  kruise: KruiseApi;
   cri: CriClient;
   secretNamespace: string;
   maxWorkers: number;
@@ -50,7 +52,7 @@ export class Daemon {
   constructor(readonly config: DaemonConfig) {
     this.metrics = config.metrics ?? new DaemonMetrics();
     const log = config.logger ?? componentLogger('daemon');
-    const nodeImages = new Resource<NodeImage>(config.rest, kruise.nodeImages);
+    const nodeImages = new Resource<NodeImage>(config.rest, config.kruise.nodeImages);
     // Only this node's NodeImage: one watch, never a cluster-wide list.
     this.nodeImageInformer = new Informer<NodeImage>(nodeImages, { fieldSelector: `metadata.name=${config.node}`, logger: log });
     const guard = new DiskGuard(config.cri, config.imageFsHighWatermark, config.hostRoot);
@@ -60,6 +62,7 @@ export class Daemon {
       node: config.node,
       cri: config.cri,
       nodeImages,
+      jobType: config.kruise.imagePullJobs,
       informer: this.nodeImageInformer,
       secrets: new SecretSource(new Resource<Secret>(config.rest, core.secrets), config.secretNamespace),
       events: recorder(EVENT_SOURCE_DAEMON_IMAGE_PULLER),
@@ -71,7 +74,7 @@ export class Daemon {
       backoffBaseMs: config.pullBackoffBaseMs,
       logger: log.child({ component: 'imagepuller' }),
     });
-    const crrs = new Resource<ContainerRecreateRequest>(config.rest, kruise.crrs);
+    const crrs = new Resource<ContainerRecreateRequest>(config.rest, config.kruise.crrs);
     // The daemon's second and last watch: this node's active CRRs, never the whole cluster's.
     this.crrInformer = new Informer<ContainerRecreateRequest>(crrs, { labelSelector: crrSelector(config.node), logger: log });
     this.crr = new CrrExecutor({

@@ -2,17 +2,14 @@
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { DAEMON_USER_AGENT } from '../api/installation.js';
-import type { ContainerRecreateRequest } from '../api/types/containerrecreaterequest.js';
-import type { NodeImage } from '../api/types/nodeimage.js';
 import { accessRecorder, observers } from '../kube/access-log.js';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
 import { FlagError, helpText, parseFlags } from '../kube/flags.js';
 import { serveOps } from '../kube/httpserver.js';
-import { kruise } from '../kube/kruise.js';
+import type { KruiseApi } from '../kube/kruise.js';
 import { errorFields, rootLogger, type LogLevel } from '../kube/log.js';
 import { RestClient } from '../kube/rest.js';
-import { Resource } from '../kube/resource.js';
-import { checkApiAccess } from '../kube/startup.js';
+import { startupKruiseApi } from '../kube/startup.js';
 import { version } from '../kube/version.js';
 import { CriClient } from './cri/client.js';
 import { detectRuntime } from './cri/endpoint.js';
@@ -48,6 +45,7 @@ async function main(): Promise<number> {
   const metrics = new DaemonMetrics();
   let rest: RestClient;
   let cri: CriClient;
+  let api: KruiseApi;
   try {
     rest = new RestClient(loadClusterAccess(flags.kubeconfig), {
       qps: flags.qps,
@@ -59,8 +57,7 @@ async function main(): Promise<number> {
     const runtime = await detectRuntime({ endpoint: endpoint || undefined, hostRoot: flags.hostRoot });
     log.info('container runtime found', { node, endpoint: runtime.endpoint, runtime: `${runtime.runtimeName} ${runtime.runtimeVersion}` });
     cri = new CriClient(runtime.endpoint);
-    await checkApiAccess(rest, new Resource<NodeImage>(rest, kruise.nodeImages).path(), 'NodeImage (apps.kruise.io/v1alpha1)');
-    await checkApiAccess(rest, new Resource<ContainerRecreateRequest>(rest, kruise.crrs).path(), 'ContainerRecreateRequest (apps.kruise.io/v1alpha1)');
+    api = await startupKruiseApi(rest, ['nodeImages', 'crrs']);
   } catch (err) {
     log.error(err instanceof Error ? err.message : String(err), errorFields(err));
     return 1;
@@ -69,6 +66,7 @@ async function main(): Promise<number> {
   const daemon = new Daemon({
     node,
     rest,
+    kruise: api,
     cri,
     secretNamespace: flags.secretNamespace,
     maxWorkers: flags.maxWorkers,

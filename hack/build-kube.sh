@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kube-scheduler and kubelet v1.20.2 from Debian bookworm's
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kubectl v1.20.2 from Debian bookworm's
 # `kubernetes` source package into a per-user cache outside the repository, once. Later runs reuse it.
 #   KRUISE_TS_CACHE   cache root (default ~/.cache/kruise-ts)
 #   --force           rebuild even when the binaries exist
@@ -10,10 +10,11 @@ CACHE=${KRUISE_TS_CACHE:-${HOME:-/root}/.cache/kruise-ts}
 K8S_HOME="$CACHE/k8s-$K8S_VERSION"
 K8S_BIN_DIR="$K8S_HOME/bin"
 SRC_PARENT="$K8S_HOME/src"
-BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubelet)
+BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
 FORCE=${1:-}
 
-have_binary() { [ -x "$K8S_BIN_DIR/$1" ] && "$K8S_BIN_DIR/$1" --version 2>/dev/null | grep -q "Kubernetes v$K8S_VERSION"; }
+version_of() { if [ "$1" = kubectl ]; then "$K8S_BIN_DIR/$1" version --client --short 2>/dev/null; else "$K8S_BIN_DIR/$1" --version 2>/dev/null; fi; }
+have_binary() { [ -x "$K8S_BIN_DIR/$1" ] && version_of "$1" | grep -q "v$K8S_VERSION"; }
 
 missing=()
 for b in "${BINARIES[@]}"; do

@@ -54,7 +54,7 @@ try {
 
   say('ImagePullJob: pre-pull nginx:1.25 on every node (deploy/examples/imagepulljob.yaml)');
   await apply('imagepulljob.yaml');
-  results.push(['ImagePullJob prewarm-nginx', (await watchJob(rest, 'default', 'prewarm-nginx', out, 300_000)) === 0]);
+  results.push(['ImagePullJob prewarm-nginx', (await watchJob(rest, kruise, 'default', 'prewarm-nginx', out, 300_000)) === 0]);
 
   say('ImageListPullJob: two images at once (deploy/examples/imagelistpulljob.yaml)');
   await apply('imagelistpulljob.yaml');
@@ -72,12 +72,12 @@ try {
   const pods = new Resource<KubeObject & { status?: { containerStatuses?: Array<{ ready?: boolean }> } }>(rest, core.pods);
   await eventuallyTrue(async () => (await pods.get('default', 'demo-app')).status?.containerStatuses?.every((c) => c.ready) === true, 120_000);
   await apply('crr.yaml');
-  results.push(['ContainerRecreateRequest restart-demo-app', (await watchCrr(rest, 'default', 'restart-demo-app', out, 300_000)) === 0]);
+  results.push(['ContainerRecreateRequest restart-demo-app', (await watchCrr(rest, kruise, 'default', 'restart-demo-app', out, 300_000)) === 0]);
 
   say('CloneSet image pre-download (deploy/examples/cloneset.yaml) needs OpenKruise\'s CloneSet controller, which this local cluster does not run: skipped here');
 
   say('summary');
-  await status(rest, 'default', out);
+  await status(rest, kruise, 'default', out);
   out.write('\n');
   for (const [what, ok] of results) out.write(`${ok ? 'OK    ' : 'FAILED'} ${what}\n`);
   failed = results.some(([, ok]) => !ok);

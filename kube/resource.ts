@@ -8,6 +8,16 @@ export interface ResourceType {
   plural: string;
   kind: string;
   namespaced: boolean;
+  /**
+   * When the served version's JSON differs from the one the code works with: `decode` turns what
+   * the server sends into the working shape, `encode` the working shape into what it accepts.
+   */
+  codec?: Codec;
+}
+
+export interface Codec {
+  decode(wire: KubeObject): KubeObject;
+  encode(model: KubeObject): KubeObject;
 }
 
 export const PATCH_MERGE = 'application/merge-patch+json';
@@ -21,12 +31,15 @@ export interface ListOptions {
   continue?: string | undefined;
 }
 
-/** Typed access to one resource type through the shared RestClient: paths, verbs, subresources. */
 /** "group/version", or "version" for the core group. */
 export function apiVersionOf(type: ResourceType): string {
   return type.group === '' ? type.version : `${type.group}/${type.version}`;
 }
 
+/**
+ * Typed access to one resource type through the shared RestClient: paths, verbs, subresources; the
+ * type's codec, if any, applied to every object read and written (patches are the caller's).
+ */
 export class Resource<T extends KubeObject> {
   constructor(
     readonly rest: RestClient,
@@ -47,33 +60,34 @@ export class Resource<T extends KubeObject> {
     return p;
   }
 
-  get(namespace: string | undefined, name: string): Promise<T> {
-    return this.rest.request<T>('GET', this.path(namespace, name));
+  async get(namespace: string | undefined, name: string): Promise<T> {
+    return this.decode(await this.rest.request<T>('GET', this.path(namespace, name)));
   }
 
   /** One page or, with no limit, everything. */
-  list(namespace: string | undefined, o: ListOptions = {}, signal?: AbortSignal): Promise<KubeList<T>> {
-    return this.rest.request<KubeList<T>>('GET', this.path(namespace), {
+  async list(namespace: string | undefined, o: ListOptions = {}, signal?: AbortSignal): Promise<KubeList<T>> {
+    const page = await this.rest.request<KubeList<T>>('GET', this.path(namespace), {
       query: { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector, resourceVersion: o.resourceVersion, limit: o.limit, continue: o.continue },
       signal,
     });
+    return this.type.codec ? { ...page, items: page.items.map((i) => this.decode(i)) } : page;
   }
 
-  create(obj: T): Promise<T> {
-    return this.rest.request<T>('POST', this.path(obj.metadata?.namespace), { body: this.stamp(obj) });
+  async create(obj: T): Promise<T> {
+    return this.decode(await this.rest.request<T>('POST', this.path(obj.metadata?.namespace), { body: this.stamp(obj) }));
   }
 
   /** PUT with the object's resourceVersion: a stale copy fails with 409 Conflict. */
-  update(obj: T): Promise<T> {
-    return this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj)), { body: this.stamp(obj) });
+  async update(obj: T): Promise<T> {
+    return this.decode(await this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj)), { body: this.stamp(obj) }));
   }
 
-  updateStatus(obj: T): Promise<T> {
-    return this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj), 'status'), { body: this.stamp(obj) });
+  async updateStatus(obj: T): Promise<T> {
+    return this.decode(await this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj), 'status'), { body: this.stamp(obj) }));
   }
 
-  patch(namespace: string | undefined, name: string, patch: unknown, contentType: string = PATCH_MERGE, subresource?: string): Promise<T> {
-    return this.rest.request<T>('PATCH', this.path(namespace, name, subresource), { body: patch, contentType });
+  async patch(namespace: string | undefined, name: string, patch: unknown, contentType: string = PATCH_MERGE, subresource?: string): Promise<T> {
+    return this.decode(await this.rest.request<T>('PATCH', this.path(namespace, name, subresource), { body: patch, contentType }));
   }
 
   patchStatus(namespace: string | undefined, name: string, patch: unknown, contentType: string = PATCH_MERGE): Promise<T> {
@@ -99,7 +113,9 @@ export class Resource<T extends KubeObject> {
   }
 
   watch(namespace: string | undefined, query: Query, onEvent: (ev: WatchEvent<T>) => void, signal: AbortSignal): Promise<void> {
-    return this.rest.watch<T>(this.path(namespace), query, onEvent, signal);
+    const codec = this.type.codec;
+    const handler = codec ? (ev: WatchEvent<T>): void => onEvent(ev.type === 'BOOKMARK' || ev.type === 'ERROR' ? ev : { ...ev, object: this.decode(ev.object) }) : onEvent;
+    return this.rest.watch<T>(this.path(namespace), query, handler, signal);
   }
 
   private nameOf(obj: T): string {
@@ -109,7 +125,12 @@ export class Resource<T extends KubeObject> {
   }
 
   private stamp(obj: T): T {
-    return { ...obj, apiVersion: this.apiVersion, kind: this.type.kind };
+    const wire = (this.type.codec ? this.type.codec.encode(obj) : obj) as T;
+    return { ...wire, apiVersion: this.apiVersion, kind: this.type.kind };
+  }
+
+  private decode(obj: T): T {
+    return this.type.codec ? (this.type.codec.decode(obj) as T) : obj;
   }
 }
 

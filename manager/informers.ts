@@ -11,7 +11,7 @@ import type { ImagePullJob } from '../api/types/imagepulljob.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
 import type { Index, Informer } from '../kube/informer.js';
 import type { InformerFactory } from '../kube/informers.js';
-import { kruise } from '../kube/kruise.js';
+import type { KruiseApi } from '../kube/kruise.js';
 import { core } from '../kube/resource.js';
 import { jobOwnerRefs, pullSecretRefs } from './nodeimage/desired.js';
 import { referencesOf } from './imagepulljob/secrets.js';
@@ -80,19 +80,22 @@ export const crrsByPodUid: Index<ContainerRecreateRequest> = {
 
 /** The informers the leader's controllers share, each created (and indexed) on first use. */
 export class SharedInformers {
-  constructor(readonly factory: InformerFactory) {}
+  constructor(
+    readonly factory: InformerFactory,
+    private readonly kruise: KruiseApi,
+  ) {}
 
   nodes(): Informer<Node> {
     return this.factory.informer<Node>(core.nodes);
   }
 
   nodeImages(): Informer<NodeImage> {
-    return this.factory.informer<NodeImage>(kruise.nodeImages).addIndex(nodeImagesByOwnerUid).addIndex(nodeImagesByPullSecret);
+    return this.factory.informer<NodeImage>(this.kruise.nodeImages).addIndex(nodeImagesByOwnerUid).addIndex(nodeImagesByPullSecret);
   }
 
   imagePullJobs(): Informer<ImagePullJob> {
     return this.factory
-      .informer<ImagePullJob>(kruise.imagePullJobs)
+      .informer<ImagePullJob>(this.kruise.imagePullJobs)
       .addIndex(activeJobs)
       .addIndex(activeJobsByPullSecret)
       .addIndex(activePodSelectorJobsByNamespace)
@@ -101,7 +104,7 @@ export class SharedInformers {
   }
 
   imageListPullJobs(): Informer<ImageListPullJob> {
-    return this.factory.informer<ImageListPullJob>(kruise.imageListPullJobs);
+    return this.factory.informer<ImageListPullJob>(this.kruise.imageListPullJobs);
   }
 
   pods(): Informer<Pod> {
@@ -113,6 +116,6 @@ export class SharedInformers {
   }
 
   crrs(): Informer<ContainerRecreateRequest> {
-    return this.factory.informer<ContainerRecreateRequest>(kruise.crrs).addIndex(crrsByPodUid);
+    return this.factory.informer<ContainerRecreateRequest>(this.kruise.crrs).addIndex(crrsByPodUid);
   }
 }

@@ -7,11 +7,10 @@ import { MANAGER_USER_AGENT } from '../api/installation.js';
 import { accessFromKubeConfig, loadKubeConfig } from '../kube/clientnode.js';
 import { FlagError, helpText, parseFlags } from '../kube/flags.js';
 import { serveOps } from '../kube/httpserver.js';
-import { kruise } from '../kube/kruise.js';
+import type { KruiseApi } from '../kube/kruise.js';
 import { errorFields, rootLogger, type LogLevel } from '../kube/log.js';
 import { ApiError, RestClient } from '../kube/rest.js';
-import { Resource } from '../kube/resource.js';
-import { checkApiAccess } from '../kube/startup.js';
+import { startupKruiseApi } from '../kube/startup.js';
 import { version } from '../kube/version.js';
 import { Manager } from './manager.js';
 import { ManagerMetrics } from './metrics.js';
@@ -39,6 +38,7 @@ async function main(): Promise<number> {
   const log = rootLogger(flags.logLevel as LogLevel).child({ component: 'manager' });
   const metrics = new ManagerMetrics();
   let rest: RestClient;
+  let api: KruiseApi;
   try {
     const kc = loadKubeConfig(flags.kubeconfig);
     rest = new RestClient(await accessFromKubeConfig(kc), {
@@ -47,13 +47,13 @@ async function main(): Promise<number> {
       userAgent: `${MANAGER_USER_AGENT}/${version()}`,
       observe: observers((verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }), accessRecorder('manager')),
     });
-    await checkApiAccess(rest, new Resource(rest, kruise.nodeImages).path(), 'NodeImage (apps.kruise.io/v1alpha1)');
+    api = await startupKruiseApi(rest, ['nodeImages', 'imagePullJobs', 'imageListPullJobs', 'crrs']);
   } catch (err) {
     log.error(err instanceof Error ? err.message : String(err), errorFields(err));
     return 1;
   }
   const identity = `${hostname()}_${randomBytes(4).toString('hex')}`;
-  const manager = new Manager({ rest, flags, metrics, identity, logger: log });
+  const manager = new Manager({ rest, kruise: api, flags, metrics, identity, logger: log });
   const servers: Server[] = [];
   const closeServers = (): void => {
     for (const s of servers) {

@@ -2,6 +2,7 @@ import type { Server } from 'node:https';
 import type { Controller } from '../kube/controller.js';
 import { EventRecorder } from '../kube/events.js';
 import { InformerFactory } from '../kube/informers.js';
+import type { KruiseApi } from '../kube/kruise.js';
 import { LeaderElector, type Lease } from '../kube/leader.js';
 import { componentLogger, errorFields, type Logger } from '../kube/log.js';
 import type { RestClient } from '../kube/rest.js';
@@ -12,11 +13,13 @@ import { SharedInformers } from './informers.js';
 import type { ManagerMetrics } from './metrics.js';
 import { ensureCerts } from './webhook/certs.js';
 import { injectWebhookConfigurations, type WebhookTarget } from './webhook/configurations.js';
+import { injectCrrConversion } from './webhook/crd-conversion.js';
 import { admissionHandlers } from './webhook/handlers.js';
 import { serveWebhook } from './webhook/server.js';
 
 export interface ManagerOptions {
   rest: RestClient;
+  kruise: KruiseApi;
   flags: ManagerFlags;
   metrics: ManagerMetrics;
   identity: string;
@@ -63,6 +66,8 @@ export class Manager {
       logger: this.log.child({ component: 'webhook' }),
     });
     await injectWebhookConfigurations(this.deps.rest, target, certs.caCert);
+    const conversion = await injectCrrConversion(this.deps.rest, target, certs.caCert);
+    if (conversion === 'none') this.log.info('the ContainerRecreateRequest CRD converts without a webhook (it serves one version, as OpenKruise v1.9 installs it)');
     this.log.info('webhook serving', { port: f.webhookPort, target: 'url' in target ? target.url : `service ${target.service.namespace}/${target.service.name}` });
   }
 
@@ -100,7 +105,8 @@ export class Manager {
     const informers = new InformerFactory(this.deps.rest, this.log);
     const ctx: ControllerContext = {
       rest: this.deps.rest,
-      informers: new SharedInformers(informers),
+      kruise: this.deps.kruise,
+      informers: new SharedInformers(informers, this.deps.kruise),
       recorder: (component) => new EventRecorder(this.deps.rest, { component }, { onResult: (result) => this.deps.metrics.events.inc({ result }) }),
       flags: this.deps.flags,
       metrics: {

@@ -53,6 +53,18 @@ export interface KubeList<T> {
 export interface ReferenceObject {
   namespace?: string;
   name?: string;
+  /** v1beta1 only: "batch" marks a copy upstream's controller shares between jobs. */
+  mode?: string;
+}
+
+/** metav1.Condition. */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration?: number;
+  lastTransitionTime: Rfc3339;
+  reason: string;
+  message: string;
 }
 
 /** Metadata handed to CRI PullImage as the pod sandbox config. */

@@ -4,7 +4,7 @@ import type {
   ContainerRecreateRequestFailurePolicy,
   ContainerRecreateRequestPhase,
 } from '../enums.js';
-import type { CustomObject, Rfc3339 } from './common.js';
+import type { Condition, CustomObject, Rfc3339 } from './common.js';
 
 /** The pod container's preStop hook, without the sleep action upstream's CRR type lacks. */
 export interface ProbeHandler {
@@ -60,14 +60,22 @@ export interface ContainerRecreateRequestContainerRecreateState {
   isKilled?: boolean;
 }
 
+/**
+ * The v1beta1 status, which kruise-ts works with whichever version the cluster serves (v1alpha1
+ * keeps the last two fields in annotations; api/crr-conversion.ts maps between the two).
+ */
 export interface ContainerRecreateRequestStatus {
   phase: ContainerRecreateRequestPhase;
   completionTime?: Rfc3339;
   message?: string;
   containerRecreateStates?: ContainerRecreateRequestContainerRecreateState[];
+  /** The pod's container statuses while Recreating, written by the manager for the daemon. */
+  containerStatusSnapshot?: ContainerRecreateRequestSyncContainerStatus[];
+  /** PodUnreadyAcquired: when the pod was made not-ready for unreadyGracePeriodSeconds. */
+  conditions?: Condition[];
 }
 
-/** One entry of the JSON list in the crr.apps.kruise.io/sync-container-statuses annotation. */
+/** The status of one of the pod's containers as the manager copied it. */
 export interface ContainerRecreateRequestSyncContainerStatus {
   name: string;
   ready: boolean;

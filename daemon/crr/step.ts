@@ -19,9 +19,8 @@ import {
   crrStopRecord,
   MESSAGE_CRR_CONTAINER_NOT_FOUND_ON_NODE,
   MESSAGE_CRR_DEADLINE_EXCEEDED,
-  MESSAGE_CRR_UNREADY_ACQUIRED_INVALID,
 } from '../../api/messages.js';
-import { ANNOTATION_CRR_UNREADY_ACQUIRED } from '../../api/metadata-keys.js';
+import { unreadyAcquiredAt } from '../../api/crr-conversion.js';
 import type {
   ContainerRecreateRequest,
   ContainerRecreateRequestContainer,
@@ -94,11 +93,11 @@ export function planCrr(input: StepInput): Plan {
   if (unreadyGrace !== undefined) {
     // The manager makes the pod unready only once it sees Recreating, and then says when.
     if (!recreating) return { type: 'write', status: { ...crr.status, phase: CRR_PHASE_RECREATING }, reason: 'unready grace: asking the manager' };
-    const acquired = crr.metadata?.annotations?.[ANNOTATION_CRR_UNREADY_ACQUIRED];
+    const acquired = unreadyAcquiredAt(crr);
     if (acquired === undefined) return { type: 'wait', reason: 'unready grace: waiting for the manager' };
-    const acquiredMs = Date.parse(acquired);
-    if (Number.isNaN(acquiredMs)) return complete(`${MESSAGE_CRR_UNREADY_ACQUIRED_INVALID}: ${acquired}`);
-    const left = acquiredMs + unreadyGrace * 1000 - nowMs;
+    // A date-time by the v1beta1 schema; the v1alpha1 codec drops an unreadable annotation, which
+    // the manager then writes again.
+    const left = Date.parse(acquired) + unreadyGrace * 1000 - nowMs;
     if (left > 0) return { type: 'wait', requeueAfterMs: left + TIMER_SLACK_MS, reason: 'unready grace' };
   }
 
@@ -228,7 +227,7 @@ function planContainers(crr: ContainerRecreateRequest, observed: ReadonlyMap<str
 
 /** Completes with these states; the top-level message names every container not recreated. */
 function finish(crr: ContainerRecreateRequest, states: ContainerState[], now: Date, unfinishedMessage: string | undefined): Plan {
-  const status = completedCrrStatus({ ...crr, status: { phase: CRR_PHASE_RECREATING, containerRecreateStates: states } }, now, undefined, unfinishedMessage);
+  const status = completedCrrStatus({ ...crr, status: { ...crr.status, phase: CRR_PHASE_RECREATING, containerRecreateStates: states } }, now, undefined, unfinishedMessage);
   const failed = (status.containerRecreateStates ?? []).filter((s) => s.phase === CRR_PHASE_FAILED).map((s) => s.name);
   if (failed.length > 0) status.message = crrFailedContainersMessage(failed);
   return { type: 'complete', status };

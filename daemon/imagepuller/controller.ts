@@ -4,10 +4,9 @@ import { KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
 import { formatTime } from '../../api/time.js';
 import type { ImageTagSpec, NodeImage } from '../../api/types/nodeimage.js';
 import { eventTarget, referenceTarget, type EventRecorder, type EventTarget } from '../../kube/events.js';
-import { kruise } from '../../kube/kruise.js';
 import type { Informer } from '../../kube/informer.js';
 import { componentLogger, errorFields, type Logger } from '../../kube/log.js';
-import type { Resource } from '../../kube/resource.js';
+import type { Resource, ResourceType } from '../../kube/resource.js';
 import { WorkQueue } from '../../kube/workqueue.js';
 import type { CriClient } from '../cri/client.js';
 import { joinNameTag } from '../../api/image-reference.js';
@@ -25,6 +24,8 @@ export interface ImagePullerOptions {
   node: string;
   cri: CriClient;
   nodeImages: Resource<NodeImage>;
+  /** ImagePullJobs as the cluster serves them, for events on the owners of failed tags. */
+  jobType: ResourceType;
   informer: Informer<NodeImage>;
   secrets: SecretSource;
   events: EventRecorder;
@@ -194,13 +195,13 @@ export class ImagePuller {
       if (outcome.imageID) state.imageID = outcome.imageID;
       this.deps.metrics.pullBytes.inc(outcome.bytes);
       log.info('pulled', { seconds: Number(seconds.toFixed(3)), bytes: outcome.bytes, attempts: outcome.attempts });
-      this.deps.events.event(nodeImageTarget(ni), EVENT_TYPE_NORMAL, REASON_PULL_IMAGE_SUCCEED, `Image ${d.image}:${d.tag}, elapsedTime ${seconds.toFixed(3)}s`);
+      this.deps.events.event(eventTarget(this.deps.nodeImages.type, ni), EVENT_TYPE_NORMAL, REASON_PULL_IMAGE_SUCCEED, `Image ${d.image}:${d.tag}, elapsedTime ${seconds.toFixed(3)}s`);
     } else {
       if (outcome.message) state.message = outcome.message;
       log.warn('pull failed', { reason: outcome.reason, attempts: outcome.attempts, error: outcome.message });
       const text = `Image ${d.image}:${d.tag} failed to pull: ${outcome.message ?? 'unknown error'}`;
-      this.deps.events.event(nodeImageTarget(ni), EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, text);
-      for (const owner of ownersOf(d.spec)) this.deps.events.event(owner, EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, text);
+      this.deps.events.event(eventTarget(this.deps.nodeImages.type, ni), EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, text);
+      for (const owner of ownersOf(d.spec, this.deps.jobType)) this.deps.events.event(owner, EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, text);
     }
     this.deps.metrics.pulls.inc({ result: outcome.phase, reason: outcome.reason ?? '' });
     this.deps.metrics.pullDuration.observe({ result: outcome.phase }, seconds);
@@ -218,12 +219,8 @@ function pullPolicyOf(t: ImageTagSpec): { timeoutSeconds?: number; backoffLimit?
   };
 }
 
-function nodeImageTarget(ni: NodeImage): EventTarget {
-  return eventTarget(kruise.nodeImages, ni);
-}
-
-function ownersOf(t: ImageTagSpec): EventTarget[] {
+function ownersOf(t: ImageTagSpec, jobType: ResourceType): EventTarget[] {
   return (t.ownerReferences ?? [])
     .filter((o) => o.kind === KIND_IMAGE_PULL_JOB && o.name)
-    .map((o) => referenceTarget(kruise.imagePullJobs, o));
+    .map((o) => referenceTarget(jobType, o));
 }

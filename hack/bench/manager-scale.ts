@@ -223,7 +223,7 @@ async function main(): Promise<void> {
       });
     }, 8);
     const targets = created.map((j) => {
-      const t = jobTarget(j, []);
+      const t = jobTarget(j, [], jobs.apiVersion);
       if ('invalid' in t) throw new Error(t.invalid);
       return t;
     });

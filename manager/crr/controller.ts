@@ -1,10 +1,16 @@
 import type { Pod } from '../../api/types/core.js';
 import { completedCrrStatus, isCrrCompleted } from '../../api/crr-status.js';
-import { ANNOTATION_CRR_SYNC_CONTAINER_STATUSES, ANNOTATION_CRR_UNREADY_ACQUIRED, FINALIZER_CRR_UNREADY_ACQUIRED, LABEL_CRR_ACTIVE } from '../../api/metadata-keys.js';
+import { unreadyAcquiredCondition } from '../../api/crr-conversion.js';
+import {
+  ANNOTATION_CRR_SYNC_CONTAINER_STATUSES,
+  ANNOTATION_CRR_UNREADY_ACQUIRED,
+  CONDITION_CRR_POD_UNREADY_ACQUIRED,
+  FINALIZER_CRR_UNREADY_ACQUIRED,
+  LABEL_CRR_ACTIVE,
+} from '../../api/metadata-keys.js';
 import type { ContainerRecreateRequest } from '../../api/types/containerrecreaterequest.js';
 import { QueueController } from '../../kube/controller.js';
 import type { Informer } from '../../kube/informer.js';
-import { kruise } from '../../kube/kruise.js';
 import type { Logger } from '../../kube/log.js';
 import { ApiError } from '../../kube/rest.js';
 import { core, objectKey, PATCH_MERGE, Resource } from '../../kube/resource.js';
@@ -34,7 +40,7 @@ export class CrrController extends QueueController {
     ctx: ControllerContext,
   ) {
     super(CONTROLLER_NAME, ctx.flags.crrWorkers, (key) => this.reconcileKey(key), ctx.metrics, ctx.logger.child({ controller: CONTROLLER_NAME }));
-    this.crrs = new Resource<ContainerRecreateRequest>(ctx.rest, kruise.crrs);
+    this.crrs = new Resource<ContainerRecreateRequest>(ctx.rest, ctx.kruise.crrs);
     this.pods = new Resource<Pod>(ctx.rest, core.pods);
     crrInformer.on({
       add: (crr) => this.queue.add(objectKey(crr)),
@@ -116,10 +122,17 @@ export class CrrController extends QueueController {
       case 'removeActiveLabel':
         return this.gone(this.crrs.patch(ns, name, { metadata: { labels: { [LABEL_CRR_ACTIVE]: null } } }, PATCH_MERGE));
       case 'syncStatuses':
-        return this.gone(this.crrs.patch(ns, name, { metadata: { annotations: { [ANNOTATION_CRR_SYNC_CONTAINER_STATUSES]: plan.value } } }, PATCH_MERGE));
-      case 'markUnreadyAcquired':
+        // v1beta1 keeps the snapshot in the status; v1alpha1 (OpenKruise's CRD) in an annotation.
+        if (this.crrs.type.codec === undefined) return this.gone(this.crrs.patchStatus(ns, name, { status: { containerStatusSnapshot: plan.value } }));
+        return this.gone(this.crrs.patch(ns, name, { metadata: { annotations: { [ANNOTATION_CRR_SYNC_CONTAINER_STATUSES]: JSON.stringify(plan.value) } } }, PATCH_MERGE));
+      case 'markUnreadyAcquired': {
         log.info('unready grace started', { at: plan.value });
-        return this.gone(this.crrs.patch(ns, name, { metadata: { annotations: { [ANNOTATION_CRR_UNREADY_ACQUIRED]: plan.value } } }, PATCH_MERGE));
+        if (this.crrs.type.codec !== undefined) {
+          return this.gone(this.crrs.patch(ns, name, { metadata: { annotations: { [ANNOTATION_CRR_UNREADY_ACQUIRED]: plan.value } } }, PATCH_MERGE));
+        }
+        const conditions = [...(crr.status?.conditions ?? []).filter((c) => c.type !== CONDITION_CRR_POD_UNREADY_ACQUIRED), unreadyAcquiredCondition(plan.value)];
+        return this.gone(this.crrs.patchStatus(ns, name, { status: { conditions } }));
+      }
       case 'delete':
         log.info('deleting: ttlSecondsAfterFinished passed');
         await deleteIfExists(this.crrs, ns, name, crr.metadata?.uid);

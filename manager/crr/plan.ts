@@ -6,13 +6,8 @@ import { completedCrrStatus, crrCreatedMs, isCrrCompleted } from '../../api/crr-
 import { CRR_PHASE_RECREATING } from '../../api/enums.js';
 import { CRR_DAEMON_RESPONSE_TIMEOUT_SECONDS } from '../../api/limits.js';
 import { MESSAGE_CRR_DAEMON_NOT_RESPONDED, MESSAGE_CRR_DEADLINE_EXCEEDED, MESSAGE_CRR_POD_GONE } from '../../api/messages.js';
-import {
-  ANNOTATION_CRR_SYNC_CONTAINER_STATUSES,
-  ANNOTATION_CRR_UNREADY_ACQUIRED,
-  FINALIZER_CRR_UNREADY_ACQUIRED,
-  LABEL_CRR_ACTIVE,
-  LABEL_CRR_POD_UID,
-} from '../../api/metadata-keys.js';
+import { unreadyAcquiredAt } from '../../api/crr-conversion.js';
+import { FINALIZER_CRR_UNREADY_ACQUIRED, LABEL_CRR_ACTIVE, LABEL_CRR_POD_UID } from '../../api/metadata-keys.js';
 import { formatTime } from '../../api/time.js';
 import type { ContainerRecreateRequest, ContainerRecreateRequestStatus, ContainerRecreateRequestSyncContainerStatus } from '../../api/types/containerrecreaterequest.js';
 import { crrHolder, hasKruiseReadinessGate, holds } from './readiness.js';
@@ -25,8 +20,8 @@ export type ManagerPlan =
   | { type: 'removeFinalizer' }
   | { type: 'removeActiveLabel' }
   | { type: 'delete' }
-  /** Write the JSON snapshot of the pod's recreated containers for the daemon. */
-  | { type: 'syncStatuses'; value: string }
+  /** Write the snapshot of the pod's recreated containers for the daemon. */
+  | { type: 'syncStatuses'; value: ContainerRecreateRequestSyncContainerStatus[] }
   | { type: 'addFinalizer' }
   /** Add the CRR to the pod's KruisePodReady holders (the pod becomes not ready). */
   | { type: 'holdPod' }
@@ -73,10 +68,10 @@ export function planCrrManager(crr: ContainerRecreateRequest, pod: Pod | undefin
   const wait = (): ManagerPlan => (timers.length > 0 ? { type: 'done', requeueAfterMs: Math.max(0, Math.min(...timers) - nowMs) + TIMER_SLACK_MS } : { type: 'done' });
   if (crr.status?.phase !== CRR_PHASE_RECREATING) return wait();
 
-  const snapshot = JSON.stringify(recreatedContainerStatuses(crr, pod));
-  if (crr.metadata?.annotations?.[ANNOTATION_CRR_SYNC_CONTAINER_STATUSES] !== snapshot) return { type: 'syncStatuses', value: snapshot };
+  const snapshot = recreatedContainerStatuses(crr, pod);
+  if (JSON.stringify(crr.status.containerStatusSnapshot ?? null) !== JSON.stringify(snapshot)) return { type: 'syncStatuses', value: snapshot };
 
-  if (crr.spec.strategy?.unreadyGracePeriodSeconds !== undefined && crr.metadata?.annotations?.[ANNOTATION_CRR_UNREADY_ACQUIRED] === undefined) {
+  if (crr.spec.strategy?.unreadyGracePeriodSeconds !== undefined && unreadyAcquiredAt(crr) === undefined) {
     // Without the readiness gate the pod cannot be made unready: the grace is a plain delay.
     if (hasKruiseReadinessGate(pod)) {
       if (!finalizer) return { type: 'addFinalizer' };

@@ -7,9 +7,8 @@ import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/metadata-keys.js';
 import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import { QueueController, type Controller } from '../../kube/controller.js';
-import { eventTarget, type EventRecorder, type EventTarget } from '../../kube/events.js';
+import { eventTarget, type EventRecorder } from '../../kube/events.js';
 import type { Informer } from '../../kube/informer.js';
-import { kruise } from '../../kube/kruise.js';
 import type { Logger } from '../../kube/log.js';
 import { ApiError } from '../../kube/rest.js';
 import { Resource } from '../../kube/resource.js';
@@ -30,9 +29,6 @@ function listOwner(job: ImagePullJob): { name: string; uid: string } | undefined
   return ref ? { name: ref.name, uid: ref.uid } : undefined;
 }
 
-function listTarget(list: ImageListPullJob): EventTarget {
-  return eventTarget(kruise.imageListPullJobs, list);
-}
 
 class ImageListPullJobController {
   readonly queue: QueueController;
@@ -45,8 +41,8 @@ class ImageListPullJobController {
 
   constructor(ctx: ControllerContext) {
     this.log = ctx.logger.child({ controller: IMAGE_LIST_PULL_JOB_CONTROLLER });
-    this.api = new Resource<ImageListPullJob>(ctx.rest, kruise.imageListPullJobs);
-    this.jobApi = new Resource<ImagePullJob>(ctx.rest, kruise.imagePullJobs);
+    this.api = new Resource<ImageListPullJob>(ctx.rest, ctx.kruise.imageListPullJobs);
+    this.jobApi = new Resource<ImagePullJob>(ctx.rest, ctx.kruise.imagePullJobs);
     this.lists = ctx.informers.imageListPullJobs();
     this.jobs = ctx.informers.imagePullJobs();
     this.recorder = ctx.recorder(EVENT_SOURCE_IMAGE_LIST_PULL_JOB_CONTROLLER);
@@ -73,7 +69,7 @@ class ImageListPullJobController {
     if (list.status?.completionTime) return this.expire(list, log);
 
     const children = this.jobs.byIndex(jobsByListOwnerUid, list.metadata?.uid ?? '');
-    const plan = planChildren(list, children);
+    const plan = planChildren(list, children, this.api.apiVersion);
     if (list.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] !== plan.hash) {
       await updateWithRetry(this.api, list.metadata?.namespace, list.metadata?.name ?? '', (fresh) => {
         if (fresh.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] === plan.hash) return undefined;
@@ -83,13 +79,13 @@ class ImageListPullJobController {
       return;
     }
     const created = await this.createChildren(plan.create, log);
-    if (created > 0) this.recorder.event(listTarget(list), EVENT_TYPE_NORMAL, REASON_SUCCESSFUL_CREATE_IMAGE_PULL_JOB, createdImagePullJobsEventMessage(created));
+    if (created > 0) this.recorder.event(eventTarget(this.api.type, list), EVENT_TYPE_NORMAL, REASON_SUCCESSFUL_CREATE_IMAGE_PULL_JOB, createdImagePullJobsEventMessage(created));
     let deleted = 0;
     for (const child of plan.delete) {
       if (await deleteIfExists(this.jobApi, child.metadata?.namespace, child.metadata?.name ?? '', child.metadata?.uid)) deleted++;
     }
     if (deleted > 0) {
-      this.recorder.event(listTarget(list), EVENT_TYPE_NORMAL, REASON_SUCCESSFUL_DELETE_IMAGE_PULL_JOB, deletedImagePullJobsEventMessage(deleted));
+      this.recorder.event(eventTarget(this.api.type, list), EVENT_TYPE_NORMAL, REASON_SUCCESSFUL_DELETE_IMAGE_PULL_JOB, deletedImagePullJobsEventMessage(deleted));
       log.info('deleted child jobs', { deleted });
     }
 

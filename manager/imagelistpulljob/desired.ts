@@ -1,7 +1,7 @@
 // The child ImagePullJobs an ImageListPullJob should have (upstream pkg/controller/imagelistpulljob/imagelistpulljob_controller.go): one per image, made from
 // the list's template; a child made from an older template is replaced. Pure.
 import { createHash } from 'node:crypto';
-import { API_VERSION_V1ALPHA1, KIND_IMAGE_LIST_PULL_JOB } from '../../api/group-version.js';
+import { KIND_IMAGE_LIST_PULL_JOB } from '../../api/group-version.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/metadata-keys.js';
 import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob, ImagePullJobTemplate } from '../../api/types/imagepulljob.js';
@@ -46,7 +46,7 @@ export function childName(list: ImageListPullJob, image: string, hash: string): 
   return `${(list.metadata?.name ?? '').slice(0, 253 - 11).replace(/[.-]+$/, '')}-${digest}`;
 }
 
-export function newChild(list: ImageListPullJob, image: string, hash: string): ImagePullJob {
+export function newChild(list: ImageListPullJob, image: string, hash: string, listApiVersion: string): ImagePullJob {
   return {
     metadata: {
       name: childName(list, image, hash),
@@ -54,7 +54,7 @@ export function newChild(list: ImageListPullJob, image: string, hash: string): I
       labels: { [LABEL_CONTROLLER_REVISION_HASH]: hash },
       ownerReferences: [
         {
-          apiVersion: API_VERSION_V1ALPHA1,
+          apiVersion: listApiVersion,
           kind: KIND_IMAGE_LIST_PULL_JOB,
           name: list.metadata?.name ?? '',
           uid: list.metadata?.uid ?? '',
@@ -76,7 +76,7 @@ export interface ChildPlan {
 }
 
 /** What to create and delete so that each image has exactly one child of the current template. */
-export function planChildren(list: ImageListPullJob, children: readonly ImagePullJob[]): ChildPlan {
+export function planChildren(list: ImageListPullJob, children: readonly ImagePullJob[], listApiVersion: string): ChildPlan {
   const hash = templateHash(templateOf(list));
   const images = [...new Set(list.spec.images ?? [])];
   const wanted = new Set(images);
@@ -90,6 +90,6 @@ export function planChildren(list: ImageListPullJob, children: readonly ImagePul
   }
   const kept = new Set([...current.values()]);
   for (const c of live) if (!kept.has(c)) del.push(c);
-  const create = images.filter((image) => wanted.has(image) && !current.has(image)).map((image) => newChild(list, image, hash));
+  const create = images.filter((image) => wanted.has(image) && !current.has(image)).map((image) => newChild(list, image, hash, listApiVersion));
   return { hash, current, create, delete: del };
 }

@@ -21,10 +21,9 @@ import { FINALIZER_DELETION_PROTECTION } from '../../api/metadata-keys.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage, NodeImageSpec } from '../../api/types/nodeimage.js';
 import { QueueController, type Controller } from '../../kube/controller.js';
-import type { EventRecorder } from '../../kube/events.js';
+import { eventTarget, type EventRecorder } from '../../kube/events.js';
 import { ResourceVersionExpectations } from '../../kube/expectations.js';
 import type { Informer } from '../../kube/informer.js';
-import { kruise } from '../../kube/kruise.js';
 import { sameLabels, selectorMatches } from '../../kube/labels.js';
 import { errorFields, type Logger } from '../../kube/log.js';
 import { ApiError } from '../../kube/rest.js';
@@ -40,7 +39,7 @@ import { selectNodes, selectsNodeImage, type NodeSource } from './nodes.js';
 import { referencesOf } from './secrets.js';
 import { PullSecretSync } from './secretsync.js';
 import { nodeView, planJob, type NodeView } from './status.js';
-import { jobEventTarget, jobKey, jobTarget, parallelismOf, type JobTarget } from './target.js';
+import { jobKey, jobTarget, parallelismOf, type JobTarget } from './target.js';
 import { gainedRoom, ownersToWake } from './wake.js';
 
 const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
@@ -73,8 +72,8 @@ class ImagePullJobController {
 
   constructor(ctx: ControllerContext) {
     this.log = ctx.logger.child({ controller: IMAGE_PULL_JOB_CONTROLLER });
-    this.api = new Resource<ImagePullJob>(ctx.rest, kruise.imagePullJobs);
-    this.nodeImageApi = new Resource<NodeImage>(ctx.rest, kruise.nodeImages);
+    this.api = new Resource<ImagePullJob>(ctx.rest, ctx.kruise.imagePullJobs);
+    this.nodeImageApi = new Resource<NodeImage>(ctx.rest, ctx.kruise.nodeImages);
     this.jobs = ctx.informers.imagePullJobs();
     this.nodeImages = ctx.informers.nodeImages();
     this.pods = ctx.informers.pods();
@@ -202,7 +201,7 @@ class ImagePullJobController {
     }
     const claimed = await this.secretSync.claim(job);
     for (const name of claimed.missing) this.warnOnce(job, `secret/${name}`, REASON_PULL_SECRET_NOT_FOUND, pullSecretNotFoundMessage(job.metadata?.namespace ?? '', name));
-    const target = jobTarget(job, claimed.refs);
+    const target = jobTarget(job, claimed.refs, this.api.apiVersion);
     if ('invalid' in target) {
       this.warnOnce(job, 'image', REASON_INVALID_IMAGE, target.invalid);
       return;
@@ -248,10 +247,10 @@ class ImagePullJobController {
       }
       if (plan.deadlineExceeded) {
         const unfinished = (plan.status.failed ?? 0) - views.filter((v) => v.state === 'failed' || v.state === 'full').length;
-        this.recorder.event(jobEventTarget(job), EVENT_TYPE_WARNING, REASON_IMAGE_PULL_JOB_DEADLINE_EXCEEDED, jobDeadlineEventMessage(job.spec.completionPolicy?.activeDeadlineSeconds ?? 0, unfinished));
+        this.recorder.event(eventTarget(this.api.type, job), EVENT_TYPE_WARNING, REASON_IMAGE_PULL_JOB_DEADLINE_EXCEEDED, jobDeadlineEventMessage(job.spec.completionPolicy?.activeDeadlineSeconds ?? 0, unfinished));
         log.info('job exceeded its deadline', { failed: plan.status.failed, succeeded: plan.status.succeeded });
       } else if (plan.completed) {
-        this.recorder.event(jobEventTarget(job), EVENT_TYPE_NORMAL, REASON_IMAGE_PULL_JOB_COMPLETED, jobCompletedEventMessage(plan.status.succeeded ?? 0, plan.status.failed ?? 0, plan.status.desired));
+        this.recorder.event(eventTarget(this.api.type, job), EVENT_TYPE_NORMAL, REASON_IMAGE_PULL_JOB_COMPLETED, jobCompletedEventMessage(plan.status.succeeded ?? 0, plan.status.failed ?? 0, plan.status.desired));
         log.info('job completed', { desired: plan.status.desired, succeeded: plan.status.succeeded, failed: plan.status.failed });
       }
     }
@@ -338,7 +337,7 @@ class ImagePullJobController {
     if (this.warned.has(key)) return;
     this.warned.add(key);
     if (this.warned.size > 50_000) this.warned.clear();
-    this.recorder.event(jobEventTarget(job), EVENT_TYPE_WARNING, reason, message);
+    this.recorder.event(eventTarget(this.api.type, job), EVENT_TYPE_WARNING, reason, message);
   }
 }
 

@@ -3,7 +3,7 @@
 import type { ObjectReference } from '../../api/types/core.js';
 import { createHash } from 'node:crypto';
 import { COMPLETION_POLICY_NEVER, IMAGE_PULL_POLICY_IF_NOT_PRESENT, type ImagePullPolicy } from '../../api/enums.js';
-import { API_VERSION_V1ALPHA1, KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
+import { KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
 import {
   ALWAYS_NODE_IMAGE_TTL_EXTRA_SECONDS,
   ALWAYS_NODE_IMAGE_TTL_JITTER_SECONDS,
@@ -18,8 +18,6 @@ import type { ReferenceObject, SandboxConfig } from '../../api/types/common.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ImageTagPullPolicy } from '../../api/types/nodeimage.js';
 import { InvalidReferenceError, nameAndTag } from '../../api/image-reference.js';
-import { eventTarget, type EventTarget } from '../../kube/events.js';
-import { kruise } from '../../kube/kruise.js';
 
 export interface JobTarget {
   /** "namespace/name". */
@@ -44,16 +42,14 @@ export interface JobTarget {
 }
 
 /** The job as the object of an event (cached list items carry no apiVersion and kind). */
-export function jobEventTarget(job: ImagePullJob): EventTarget {
-  return eventTarget(kruise.imagePullJobs, job);
-}
+
 
 export function jobKey(job: { metadata?: { namespace?: string; name?: string } }): string {
   return `${job.metadata?.namespace ?? ''}/${job.metadata?.name ?? ''}`;
 }
 
 /** The job's target, or why its image cannot be pulled (the webhook refuses such jobs). */
-export function jobTarget(job: ImagePullJob, secretRefs: ReferenceObject[]): JobTarget | { invalid: string } {
+export function jobTarget(job: ImagePullJob, secretRefs: ReferenceObject[], jobApiVersion: string): JobTarget | { invalid: string } {
   let ref: { name: string; tag: string };
   try {
     ref = nameAndTag(job.spec.image);
@@ -77,7 +73,7 @@ export function jobTarget(job: ImagePullJob, secretRefs: ReferenceObject[]): Job
     image: ref.name,
     tag: ref.tag,
     ownerRef: {
-      apiVersion: API_VERSION_V1ALPHA1,
+      apiVersion: jobApiVersion,
       kind: KIND_IMAGE_PULL_JOB,
       name: job.metadata?.name ?? '',
       namespace: job.metadata?.namespace ?? '',

@@ -11,7 +11,6 @@ import type { NodeImage } from '../../api/types/nodeimage.js';
 import { QueueController, type Controller } from '../../kube/controller.js';
 import { eventTarget, referenceTarget, type EventRecorder } from '../../kube/events.js';
 import type { Informer } from '../../kube/informer.js';
-import { kruise } from '../../kube/kruise.js';
 import { sameLabels } from '../../kube/labels.js';
 import type { Logger } from '../../kube/log.js';
 import { ApiError } from '../../kube/rest.js';
@@ -49,13 +48,13 @@ class NodeImageController {
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger.child({ controller: NODE_IMAGE_CONTROLLER });
-    this.api = new Resource<NodeImage>(ctx.rest, kruise.nodeImages);
+    this.api = new Resource<NodeImage>(ctx.rest, ctx.kruise.nodeImages);
     this.secretApi = new Resource<Secret>(ctx.rest, core.secrets);
     this.nodes = ctx.informers.nodes();
     this.nodeImages = ctx.informers.nodeImages();
     this.secrets = ctx.informers.secrets();
     const jobs = ctx.informers.imagePullJobs();
-    this.owners = new OwnerLookup(jobs, new Resource<ImagePullJob>(ctx.rest, kruise.imagePullJobs));
+    this.owners = new OwnerLookup(jobs, new Resource<ImagePullJob>(ctx.rest, ctx.kruise.imagePullJobs));
     this.recorder = ctx.recorder(EVENT_SOURCE_NODE_IMAGE_CONTROLLER);
     this.queue = new QueueController(NODE_IMAGE_CONTROLLER, ctx.flags.nodeImageWorkers, (key) => this.reconcile(key), ctx.metrics, this.log);
     const q = this.queue.queue;
@@ -212,7 +211,7 @@ class NodeImageController {
   }
 
   private reportFailed(ni: NodeImage, failed: readonly FailedTag[], log: Logger): void {
-    const target = eventTarget(kruise.nodeImages, ni);
+    const target = eventTarget(this.ctx.kruise.nodeImages, ni);
     for (const f of failed) {
       const text = `Image ${f.image}:${f.tag} ${f.message}`;
       log.warn('marked tag failed', { image: f.image, tag: f.tag, reason: f.message });
@@ -220,7 +219,7 @@ class NodeImageController {
       for (const o of f.owners) {
         if (o.kind !== KIND_IMAGE_PULL_JOB || !o.name) continue;
         this.recorder.event(
-          referenceTarget(kruise.imagePullJobs, o),
+          referenceTarget(this.ctx.kruise.imagePullJobs, o),
           EVENT_TYPE_WARNING,
           REASON_PULL_IMAGE_FAILED,
           `node ${ni.metadata?.name ?? ''}: ${text}`,

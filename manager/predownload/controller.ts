@@ -3,10 +3,10 @@ import { LABEL_IMAGE_PREDOWNLOAD_IGNORED, LABEL_PRE_PREDOWNLOAD_CREATED } from '
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ControllerRevision } from '../../api/types/core.js';
 import type { AdvancedStatefulSet, CloneSet } from '../../api/types/workloads.js';
+import { kruise } from '../../kube/kruise.js';
 import { QueueController, type Controller } from '../../kube/controller.js';
 import type { EventRecorder, EventTarget } from '../../kube/events.js';
 import { Informer } from '../../kube/informer.js';
-import { kruise } from '../../kube/kruise.js';
 import { errorFields, type Logger } from '../../kube/log.js';
 import { ApiError } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
@@ -61,7 +61,7 @@ class PreDownloadController implements Controller {
     this.log = ctx.logger.child({ controller: this.name });
     this.recorder = ctx.recorder(EVENT_SOURCE_CLONE_SET_CONTROLLER);
     this.qc = new QueueController(this.name, 2, (key) => this.reconcile(key), ctx.metrics, this.log);
-    this.jobRes = new Resource(ctx.rest, kruise.imagePullJobs);
+    this.jobRes = new Resource(ctx.rest, ctx.kruise.imagePullJobs);
     this.revisions = new Resource(ctx.rest, core.controllerrevisions);
     this.jobs = ctx.informers.imagePullJobs();
     this.jobs.on({

@@ -1,4 +1,4 @@
-import { GROUP, PLURAL_CONTAINER_RECREATE_REQUESTS, PLURAL_IMAGE_LIST_PULL_JOBS, PLURAL_IMAGE_PULL_JOBS, PLURAL_NODE_IMAGES, VERSION_V1ALPHA1 } from '../../api/group-version.js';
+import { GROUP, PLURAL_CONTAINER_RECREATE_REQUESTS, PLURAL_IMAGE_LIST_PULL_JOBS, PLURAL_IMAGE_PULL_JOBS, PLURAL_NODE_IMAGES, VERSION_V1ALPHA1, VERSION_V1BETA1 } from '../../api/group-version.js';
 import { DEFAULT_KRUISE_NAMESPACE, DEFAULT_WEBHOOK_SERVICE, MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_NAME_SUFFIX } from '../../api/installation.js';
 import { ApiError } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
@@ -9,23 +9,34 @@ import type { RestClient } from '../../kube/rest.js';
 /** Where the API server sends reviews: the Service (in cluster) or a URL (manager outside it). */
 export type WebhookTarget = { service: { namespace: string; name: string; port: number } } | { url: string };
 
+/** Where each hook is served (upstream v1.9's paths); handlers.ts registers its handlers here. */
+export const WEBHOOK_PATHS = {
+  mutateCrr: '/mutate-apps-kruise-io-containerrecreaterequest',
+  mutateNodeImage: '/mutate-apps-kruise-io-nodeimage',
+  validateNodeImage: '/validate-apps-kruise-io-nodeimage',
+  mutateImagePullJob: '/mutate-apps-kruise-io-imagepulljob',
+  validateImagePullJob: '/validate-apps-kruise-io-imagepulljob',
+  mutateImageListPullJob: '/mutate-apps-kruise-io-imagelistpulljob',
+  validateImageListPullJob: '/validate-apps-kruise-io-imagelistpulljob',
+} as const;
+
 interface WebhookDef {
   name: string;
   path: string;
   plural: string;
 }
 
-/** The hooks kruise-ts serves, with upstream's names and paths. */
+/** The hooks kruise-ts serves, on upstream v1.9's paths, for both versions (the objects' JSON is the same). */
 const mutatingHooks: readonly WebhookDef[] = [
-  { name: `mcontainerrecreaterequest.${WEBHOOK_NAME_SUFFIX}`, path: '/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest', plural: PLURAL_CONTAINER_RECREATE_REQUESTS },
-  { name: `mnodeimage.${WEBHOOK_NAME_SUFFIX}`, path: '/mutate-apps-kruise-io-v1alpha1-nodeimage', plural: PLURAL_NODE_IMAGES },
-  { name: `mimagepulljob.${WEBHOOK_NAME_SUFFIX}`, path: '/mutate-apps-kruise-io-v1alpha1-imagepulljob', plural: PLURAL_IMAGE_PULL_JOBS },
-  { name: `mimagelistpulljob.${WEBHOOK_NAME_SUFFIX}`, path: '/mutate-apps-kruise-io-v1alpha1-imagelistpulljob', plural: PLURAL_IMAGE_LIST_PULL_JOBS },
+  { name: `mcontainerrecreaterequest.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateCrr, plural: PLURAL_CONTAINER_RECREATE_REQUESTS },
+  { name: `mnodeimage.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateNodeImage, plural: PLURAL_NODE_IMAGES },
+  { name: `mimagepulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateImagePullJob, plural: PLURAL_IMAGE_PULL_JOBS },
+  { name: `mimagelistpulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateImageListPullJob, plural: PLURAL_IMAGE_LIST_PULL_JOBS },
 ];
 const validatingHooks: readonly WebhookDef[] = [
-  { name: `vnodeimage.${WEBHOOK_NAME_SUFFIX}`, path: '/validate-apps-kruise-io-v1alpha1-nodeimage', plural: PLURAL_NODE_IMAGES },
-  { name: `vimagepulljob.${WEBHOOK_NAME_SUFFIX}`, path: '/validate-apps-kruise-io-v1alpha1-imagepulljob', plural: PLURAL_IMAGE_PULL_JOBS },
-  { name: `vimagelistpulljob.${WEBHOOK_NAME_SUFFIX}`, path: '/validate-apps-kruise-io-v1alpha1-imagelistpulljob', plural: PLURAL_IMAGE_LIST_PULL_JOBS },
+  { name: `vnodeimage.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.validateNodeImage, plural: PLURAL_NODE_IMAGES },
+  { name: `vimagepulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.validateImagePullJob, plural: PLURAL_IMAGE_PULL_JOBS },
+  { name: `vimagelistpulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.validateImageListPullJob, plural: PLURAL_IMAGE_LIST_PULL_JOBS },
 ];
 
 export interface WebhookConfiguration extends KubeObject {
@@ -44,7 +55,7 @@ function hook(def: WebhookDef, target: WebhookTarget, caBundle: string | undefin
     matchPolicy: 'Equivalent',
     timeoutSeconds: 10,
     clientConfig,
-    rules: [{ apiGroups: [GROUP], apiVersions: [VERSION_V1ALPHA1], operations: ['CREATE', 'UPDATE'], resources: [def.plural], scope: '*' }],
+    rules: [{ apiGroups: [GROUP], apiVersions: [VERSION_V1ALPHA1, VERSION_V1BETA1], operations: ['CREATE', 'UPDATE'], resources: [def.plural], scope: '*' }],
   };
 }
 

@@ -11,6 +11,7 @@ import type { NodeImage } from '../../api/types/nodeimage.js';
 import { ApiError, type RestClient } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
+import { WEBHOOK_PATHS } from './configurations.js';
 import type { AdmissionHandler, AdmissionRequest } from './server.js';
 
 type Obj = Record<string, unknown>;
@@ -56,32 +57,32 @@ export function admissionHandlers(rest: RestClient, now: () => Date = () => new 
   const h = new Map<string, AdmissionHandler>();
   const op = (req: AdmissionRequest): 'create' | 'update' => (req.operation === 'UPDATE' ? 'update' : 'create');
 
-  h.set('/mutate-apps-kruise-io-v1alpha1-nodeimage', async (req) => {
+  h.set(WEBHOOK_PATHS.mutateNodeImage, async (req) => {
     const ni = shaped<NodeImage>(req, 'NodeImage');
     return isResult(ni) ? ni : admit(defaultNodeImage(ni, now()));
   });
-  h.set('/validate-apps-kruise-io-v1alpha1-nodeimage', async (req) => {
+  h.set(WEBHOOK_PATHS.validateNodeImage, async (req) => {
     const ni = shaped<NodeImage>(req, 'NodeImage');
     return isResult(ni) ? ni : validated(ni, validateNodeImage(ni));
   });
-  h.set('/mutate-apps-kruise-io-v1alpha1-imagepulljob', async (req) => {
+  h.set(WEBHOOK_PATHS.mutateImagePullJob, async (req) => {
     const job = shaped<ImagePullJob>(req, 'ImagePullJob');
     return isResult(job) ? job : admit(defaultImagePullJob(job, op(req)));
   });
-  h.set('/validate-apps-kruise-io-v1alpha1-imagepulljob', async (req) => {
+  h.set(WEBHOOK_PATHS.validateImagePullJob, async (req) => {
     const job = shaped<ImagePullJob>(req, 'ImagePullJob');
     if (isResult(job)) return job;
     return validated(job, validateImagePullJob(job, old<ImagePullJob>(req)));
   });
-  h.set('/mutate-apps-kruise-io-v1alpha1-imagelistpulljob', async (req) => {
+  h.set(WEBHOOK_PATHS.mutateImageListPullJob, async (req) => {
     const job = shaped<ImageListPullJob>(req, 'ImageListPullJob');
     return isResult(job) ? job : admit(defaultImageListPullJob(job));
   });
-  h.set('/validate-apps-kruise-io-v1alpha1-imagelistpulljob', async (req) => {
+  h.set(WEBHOOK_PATHS.validateImageListPullJob, async (req) => {
     const job = shaped<ImageListPullJob>(req, 'ImageListPullJob');
     return isResult(job) ? job : validated(job, validateImageListPullJob(job));
   });
-  h.set('/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest', async (req) => {
+  h.set(WEBHOOK_PATHS.mutateCrr, async (req) => {
     const crr = shaped<ContainerRecreateRequest>(req, 'ContainerRecreateRequest');
     if (isResult(crr)) return crr;
     if (req.operation === 'UPDATE') {

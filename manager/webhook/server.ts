@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:https';
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionResult } from '../../api/admission.js';
 import { componentLogger, errorFields, type Logger } from '../../kube/log.js';
+import { conversionResponse, type ConversionReview } from './convert.js';
 
 export interface AdmissionRequest {
   uid: string;
@@ -37,6 +38,9 @@ function reviewResponse(req: AdmissionRequest, result: AdmissionResult<unknown>)
   return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
 }
 
+/** Where the CRDs' conversion webhook (ContainerRecreateRequest's) calls. */
+export const CONVERSION_PATH = '/convert';
+
 export interface WebhookServerOptions {
   host?: string | undefined;
   port: number;
@@ -48,7 +52,8 @@ export interface WebhookServerOptions {
 }
 
 /**
- * The admission webhook: HTTPS, AdmissionReview v1. A handler that throws (a malformed object the
+ * The admission and conversion webhooks: HTTPS, AdmissionReview v1 at each handler's path,
+ * ConversionReview v1 at CONVERSION_PATH. An admission handler that throws (a malformed object the
  * schema would reject later) answers a clear refusal instead of failing the request blindly.
  */
 export async function serveWebhook(o: WebhookServerOptions): Promise<Server> {
@@ -62,17 +67,20 @@ export async function serveWebhook(o: WebhookServerOptions): Promise<Server> {
       res.end(text);
     };
     if (path === '/healthz') return send(200, { ok: true });
-    if (!handler || httpReq.method !== 'POST') return send(404, { error: `no webhook at ${httpReq.method} ${path}` });
+    const convert = path === CONVERSION_PATH;
+    if ((!handler && !convert) || httpReq.method !== 'POST') return send(404, { error: `no webhook at ${httpReq.method} ${path}` });
     const chunks: Buffer[] = [];
     httpReq.on('data', (c: Buffer) => chunks.push(c));
     httpReq.on('error', () => res.destroy());
     httpReq.on('end', () => {
-      let review: AdmissionReview;
+      let body: unknown;
       try {
-        review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as AdmissionReview;
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       } catch {
         return send(400, { error: 'body is not JSON' });
       }
+      if (convert || !handler) return send(200, conversionResponse(body as ConversionReview));
+      const review = body as AdmissionReview;
       const req = review.request;
       if (!req?.uid) return send(400, { error: 'not an AdmissionReview request' });
       handler(req)

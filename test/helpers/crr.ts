@@ -4,11 +4,10 @@ import type { Container, Pod } from '../../api/types/core.js';
 import { createHash } from 'node:crypto';
 import { CONDITION_KRUISE_POD_READY } from '../../api/metadata-keys.js';
 import type { ContainerRecreateRequest, ContainerRecreateRequestStrategy } from '../../api/types/containerrecreaterequest.js';
-import { kruise } from '../../kube/kruise.js';
 import type { RestClient } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, PATCH_JSON, Resource } from '../../kube/resource.js';
-import { clusterEnv, eventually } from './kube.js';
+import { clusterEnv, eventually, kruise } from './kube.js';
 
 
 export interface KubeEventObject extends KubeObject {

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { CriClient } from '../../daemon/cri/client.js';
 import { Daemon, type DaemonConfig } from '../../daemon/daemon.js';
 import type { ImageTagStatus, NodeImage } from '../../api/types/nodeimage.js';
-import { kruise } from '../../kube/kruise.js';
 import { Resource } from '../../kube/resource.js';
 import type { RestClient } from '../../kube/rest.js';
-import { clusterEnv } from './kube.js';
+import { clusterEnv, kruise } from './kube.js';
 import { DEFAULT_DAEMON_CONFIG_NAMESPACE } from '../../api/installation.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -50,6 +49,7 @@ export function startDaemon(node: string, rest: RestClient, socket: string, over
   const daemon = new Daemon({
     node,
     rest,
+    kruise,
     cri,
     secretNamespace: DEFAULT_DAEMON_CONFIG_NAMESPACE,
     maxWorkers: 5,

@@ -2,10 +2,10 @@ import type { Node } from '../../api/types/core.js';
 import { sortByTag } from '../../api/nodeimage.js';
 import type { ImageStatus, ImageTagStatus, NodeImage, NodeImageStatus } from '../../api/types/nodeimage.js';
 import { Informer } from '../../kube/informer.js';
-import { kruise } from '../../kube/kruise.js';
 import type { RestClient } from '../../kube/rest.js';
 import { core, Resource } from '../../kube/resource.js';
 import { updateWithRetry } from '../../kube/write.js';
+import { kruise } from './kube.js';
 
 /** What the fake daemon does with one tag: finish it (after a delay), or leave it Pulling. */
 export type Answer = { phase: 'Succeeded' | 'Failed'; afterMs?: number; message?: string } | { phase: 'Pulling' };

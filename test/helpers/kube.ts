@@ -1,3 +1,4 @@
+import { kruiseApiFor, type KruiseApi, type KruiseVersions } from '../../kube/kruise.js';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { RestClient, type RestClientOptions } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
@@ -16,6 +17,12 @@ export interface ClusterEnv {
 export function clusterEnv(): ClusterEnv & ReturnType<typeof testEnv> {
   return testEnv() as ClusterEnv & ReturnType<typeof testEnv>;
 }
+
+/**
+ * The OpenKruise kinds in the versions the test cluster serves: global setup installs deploy/crds or,
+ * with KRUISE_TS_CRDS=openkruise-v1.9, CRDs shaped like OpenKruise v1.9's, and records what is served.
+ */
+export const kruise: KruiseApi = kruiseApiFor(JSON.parse(process.env['KRUISE_TS_KRUISE_VERSIONS'] ?? '{"nodeImages":"v1beta1","imagePullJobs":"v1beta1","imageListPullJobs":"v1beta1","crrs":"v1beta1"}') as KruiseVersions);
 
 export function restClient(server?: string, opts: RestClientOptions = {}): RestClient {
   const access = loadClusterAccess(clusterEnv().kubeconfig);

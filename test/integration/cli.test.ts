@@ -2,10 +2,9 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
-import { kruise } from '../../kube/kruise.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
-import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
 
 // The built kruise-ts CLI against the real API server, with the installation the global setup runs.
 const env = clusterEnv();

@@ -7,13 +7,12 @@ import { defaultNodeImage } from '../../api/nodeimage.js';
 import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
-import { kruise } from '../../kube/kruise.js';
 import { ApiError } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource, type ResourceType } from '../../kube/resource.js';
 import { updateWithRetry } from '../../kube/write.js';
 import { fullContainerRecreateRequest, fullImageListPullJob, fullImagePullJob, fullNodeImage, validImageListPullJobs, validImagePullJobs, validNodeImages } from '../fixtures/api-examples.js';
-import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
 
 // The CRDs with kruise-ts's admission webhook in front of them, as installed: what is stored is
 // what the webhook made of the request, then what the schema kept.

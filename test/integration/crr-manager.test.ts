@@ -1,6 +1,5 @@
 import type { Pod } from '../../api/types/core.js';
 import {
-  ANNOTATION_CRR_UNREADY_ACQUIRED,
   CONDITION_KRUISE_POD_READY,
   FINALIZER_CRR_UNREADY_ACQUIRED,
   LABEL_CRR_ACTIVE,
@@ -12,6 +11,7 @@ import type { ContainerRecreateRequest } from '../../api/types/containerrecreate
 import { ApiError } from '../../kube/rest.js';
 import { completedCrr, container, crrSpec, markKruisePodReady, podSpec, readyOf, ignoresTerm, resources, runningPod, statusOf, termHandling } from '../helpers/crr.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+import { unreadyAcquiredAt } from '../../api/crr-conversion.js';
 
 // The manager's half of CRRs (admission webhook and controller) against the real cluster, with the
 // installation's daemons executing.
@@ -103,7 +103,7 @@ describe('ContainerRecreateRequest manager', () => {
     // The pod is held first, then the moment is recorded (from which the daemon counts the grace).
     const held = await eventually(async () => {
       const c = await crrs.get(ns, 'unready');
-      expect(c.metadata?.annotations?.[ANNOTATION_CRR_UNREADY_ACQUIRED]).toBeDefined();
+      expect(unreadyAcquiredAt(c)).toBeDefined();
       return c;
     }, 10_000, 100);
     expect(held.metadata?.finalizers).toContain(FINALIZER_CRR_UNREADY_ACQUIRED);

@@ -3,13 +3,12 @@ import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
 import type { ImageSpec, ImageTagSpec } from '../../api/types/nodeimage.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { SharedPulls } from '../../daemon/imagepuller/worker.js';
-import { kruise } from '../../kube/kruise.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import type { FaultProxy } from '../proxy/fault-proxy.js';
 import { registryDigest } from '../helpers/env.js';
 import { nodeImages, privateContainerd, startDaemon, tagStatus, type InProcessDaemon } from '../helpers/daemon.js';
-import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, startProxy } from '../helpers/kube.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, startProxy, kruise } from '../helpers/kube.js';
 import { ThrottleProxy } from '../helpers/throttle.js';
 
 const env = clusterEnv();

@@ -1,14 +1,13 @@
 import type { Pod } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import { CriClient } from '../../daemon/cri/client.js';
-import { kruise } from '../../kube/kruise.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { copyName } from '../../manager/imagepulljob/secrets.js';
 import { nodeImages, tagStatus } from '../helpers/daemon.js';
 import { registryDigest } from '../helpers/env.js';
 import { createFakeNodeImage, FakeDaemon } from '../helpers/fake-daemon.js';
-import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
 
 // End to end: the shared kruise-manager and the real kruise-daemon of each of the cluster's two
 // kubelet nodes, pulling into that node's own containerd.

@@ -2,14 +2,13 @@ import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
 import { Informer } from '../../kube/informer.js';
-import { kruise } from '../../kube/kruise.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { ApiError } from '../../kube/rest.js';
 import { copyName } from '../../manager/imagepulljob/secrets.js';
 import { nodeImages } from '../helpers/daemon.js';
 import { createFakeNode, createFakeNodeImage, FakeDaemon } from '../helpers/fake-daemon.js';
-import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
 import { installation, scrape, sum, writes } from '../helpers/manager.js';
 
 // ImagePullJob and ImageListPullJob through the real API server and the shared kruise-manager, on

@@ -6,11 +6,10 @@ import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
 import { managerArgs, restartManager } from '../../hack/kruise.js';
 import { Informer } from '../../kube/informer.js';
-import { kruise } from '../../kube/kruise.js';
 import { Resource } from '../../kube/resource.js';
 import { nodeImages } from '../helpers/daemon.js';
 import { createFakeNodeImage, FakeDaemon } from '../helpers/fake-daemon.js';
-import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
 import { installation, scrape, sum } from '../helpers/manager.js';
 
 // A job survives its manager: a clean hand-over to a standby replica, then a crash of that replica

@@ -1,12 +1,11 @@
 import type { Node } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ImageTagSpec, NodeImage } from '../../api/types/nodeimage.js';
-import { kruise } from '../../kube/kruise.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { nodeImages, tagStatus } from '../helpers/daemon.js';
 import { createFakeNode } from '../helpers/fake-daemon.js';
-import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
 
 // The NodeImage controller of the shared manager against the real API server and kubelet nodes.
 const env = clusterEnv();

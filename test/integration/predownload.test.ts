@@ -6,11 +6,10 @@ import type { ControllerRevision } from '../../api/types/core.js';
 import type { CloneSet } from '../../api/types/workloads.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { installCrds } from '../../kube/crds.js';
-import { kruise } from '../../kube/kruise.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { ANNOTATION_PREDOWNLOAD_FROM } from '../../manager/predownload/decide.js';
-import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
 
 // CloneSets, their ControllerRevisions and pods written the way OpenKruise's CloneSet controller
 // writes them; kruise-ts's manager (run by the global setup) reacts.

@@ -1,10 +1,9 @@
 import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
-import { kruise } from '../../kube/kruise.js';
 import { ApiError } from '../../kube/rest.js';
 import { Resource } from '../../kube/resource.js';
-import { createNamespace, deleteNamespace, restClient } from '../helpers/kube.js';
+import { createNamespace, deleteNamespace, restClient, kruise } from '../helpers/kube.js';
 
 // Invalid objects are refused by the manager's admission webhook through the real API server, with
 // the webhook's own messages.

@@ -1,10 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dump, load } from 'js-yaml';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as CrdsModule from '../../kube/crds.js';
 import type * as RestModule from '../../kube/rest.js';
 import type * as KubeconfigModule from '../../kube/kubeconfig.js';
+import type * as KruiseModule from '../../kube/kruise.js';
+import type * as ResourceModule from '../../kube/resource.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -29,9 +32,25 @@ export default async function globalSetup(): Promise<void> {
   const { installCrds } = (await import(built('kube/crds.js'))) as typeof CrdsModule;
   const { RestClient } = (await import(built('kube/rest.js'))) as typeof RestModule;
   const { loadClusterAccess } = (await import(built('kube/kubeconfig.js'))) as typeof KubeconfigModule;
+  const { discoverKruise } = (await import(built('kube/kruise.js'))) as typeof KruiseModule;
+  const { Resource, core } = (await import(built('kube/resource.js'))) as typeof ResourceModule;
   const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
   try {
-    await installCrds(rest, join(root, 'deploy', 'crds'));
+    if (process.env['KRUISE_TS_CRDS'] === 'openkruise-v1.9') {
+      // OpenKruise v1.9 serves ContainerRecreateRequest as v1alpha1 alone: a CRD that already
+      // stored v1beta1 objects cannot go back, so the test cluster starts that CRD afresh.
+      const crds = new Resource<{ metadata?: { name?: string }; status?: { storedVersions?: string[] } }>(rest, core.crds);
+      const crr = await crds.get(undefined, 'containerrecreaterequests.apps.kruise.io').catch(() => undefined);
+      if (crr?.status?.storedVersions?.includes('v1beta1')) {
+        await crds.delete(undefined, 'containerrecreaterequests.apps.kruise.io');
+        for (let i = 0; i < 300 && (await crds.get(undefined, 'containerrecreaterequests.apps.kruise.io').then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+      }
+      await installCrds(rest, openKruiseV19Crds());
+    } else {
+      await installCrds(rest, join(root, 'deploy', 'crds'));
+    }
+    // Suites address each kind in the version the cluster serves (test/helpers/kube.ts).
+    process.env['KRUISE_TS_KRUISE_VERSIONS'] = JSON.stringify((await discoverKruise(rest)).versions);
   } finally {
     await rest.close();
   }
@@ -41,6 +60,28 @@ export default async function globalSetup(): Promise<void> {
   process.env['KRUISE_TS_ACCESS_LOG'] = join(root, '.test-output', 'access.jsonl');
   writeFileSync(process.env['KRUISE_TS_ACCESS_LOG'], '');
   execFileSync(process.execPath, [join(root, 'dist', 'hack', 'kruise.js'), 'up', process.env['KRUISE_TS_ENV_JSON'] ?? ''], { stdio: 'inherit' });
+}
+
+/**
+ * deploy/crds as OpenKruise v1.9 installs them: the same NodeImage, ImagePullJob and
+ * ImageListPullJob CRDs (both versions, v1beta1 stored), and ContainerRecreateRequest in
+ * v1alpha1 alone, without a conversion webhook. Written to a directory of its own.
+ */
+function openKruiseV19Crds(): string {
+  const dir = join(root, '.test-output', 'openkruise-v1.9-crds');
+  mkdirSync(dir, { recursive: true });
+  for (const file of readdirSync(join(root, 'deploy', 'crds')).filter((f) => f.startsWith('apps.kruise.io_'))) {
+    const crd = load(readFileSync(join(root, 'deploy', 'crds', file), 'utf8')) as {
+      metadata: { name: string };
+      spec: { conversion?: unknown; versions: Array<{ name: string; storage: boolean }> };
+    };
+    if (crd.metadata.name === 'containerrecreaterequests.apps.kruise.io') {
+      delete crd.spec.conversion;
+      crd.spec.versions = crd.spec.versions.filter((v) => v.name === 'v1alpha1').map((v) => ({ ...v, storage: true }));
+    }
+    writeFileSync(join(dir, file), dump(crd));
+  }
+  return dir;
 }
 
 function startEnvironment(): void {

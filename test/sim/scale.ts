@@ -11,7 +11,6 @@ import type { NodeImage } from '../../api/types/nodeimage.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { Daemon } from '../../daemon/daemon.js';
 import { DaemonMetrics } from '../../daemon/metrics.js';
-import { kruise } from '../../kube/kruise.js';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { rootLogger } from '../../kube/log.js';
 import { RestClient, type Query, type WatchEvent } from '../../kube/rest.js';
@@ -21,6 +20,7 @@ import { cpuSeconds, rssMiB } from '../../hack/bench/proc.js';
 import { record } from '../../hack/bench/stats.js';
 import { FakeRuntime } from './fake-runtime.js';
 import { DEFAULT_DAEMON_CONFIG_NAMESPACE } from '../../api/installation.js';
+import { kruise } from '../../kube/kruise.js';
 
 interface SimEnv {
   kubeconfig: string;
@@ -103,7 +103,7 @@ const metrics = new DaemonMetrics();
 const baseRss = rssMiB('self');
 const daemons = names.map(
   (node) =>
-    new Daemon({ node, rest: daemonRest, cri, secretNamespace: DEFAULT_DAEMON_CONFIG_NAMESPACE, maxWorkers: 5, imageFsHighWatermark: 100, hostRoot: '/', statusIntervalMs: 5000, metrics, progress: false }),
+    new Daemon({ node, rest: daemonRest, kruise, cri, secretNamespace: DEFAULT_DAEMON_CONFIG_NAMESPACE, maxWorkers: 5, imageFsHighWatermark: 100, hostRoot: '/', statusIntervalMs: 5000, metrics, progress: false }),
 );
 for (const d of daemons) d.start();
 while (!daemons.every((d) => d.synced())) await sleep(200);

@@ -7,21 +7,19 @@ import { loadYaml } from '@kubernetes/client-node';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { Node, Pod } from '../../api/types/core.js';
 import {
-  COMPLETION_POLICY_TYPES,
   CONTAINER_RECREATE_REQUEST_RESOURCE,
-  CRR_CONTAINER_PHASES,
   CRR_FAILURE_POLICIES,
   CRR_PHASES,
   GROUP,
   IMAGE_LIST_PULL_JOB_RESOURCE,
   IMAGE_PULL_JOB_RESOURCE,
-  IMAGE_PULL_PHASES,
-  IMAGE_PULL_POLICIES,
   MAX_INT32,
   MIN_INT32,
   NODE_IMAGE_RESOURCE,
-  SYNC_STATUS_PHASES,
   VERSION_V1ALPHA1,
+  VERSION_V1BETA1,
+  DEFAULT_KRUISE_NAMESPACE,
+  DEFAULT_WEBHOOK_SERVICE,
   admitContainerRecreateRequestCreate,
   admitContainerRecreateRequestUpdate,
   defaultImageListPullJob,
@@ -61,6 +59,7 @@ interface SchemaNode {
   items?: SchemaNode;
   anyOf?: SchemaNode[];
   'x-kubernetes-int-or-string'?: boolean;
+  minimum?: number;
   'x-kubernetes-list-type'?: string;
   'x-kubernetes-map-type'?: string;
 }
@@ -78,7 +77,12 @@ const allowedKeys = new Set([
   'anyOf',
   'x-kubernetes-int-or-string',
   'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
   'x-kubernetes-map-type',
+  'minimum',
+  'minLength',
+  'maxLength',
+  'pattern',
 ]);
 const formats: Record<string, string> = { 'date-time': 'string', int32: 'integer', int64: 'integer' };
 
@@ -210,19 +214,38 @@ function check(node: SchemaNode, value: unknown, path: string, result: Conforman
 
 interface LoadedCrd {
   typed: V1CustomResourceDefinition;
+  /** The stored version's schema as written (v1beta1): kruise-ts's model. */
   rawSchema: unknown;
   schema: SchemaNode;
+  /** Each served version's schema as written. */
+  byVersion: Record<string, SchemaNode>;
 }
 
 function loadCrd(resource: KruiseResource): LoadedCrd {
   const text = readFileSync(join(crdDir, `${GROUP}_${resource.plural}.yaml`), 'utf8');
   const typed = loadYaml<V1CustomResourceDefinition>(text);
   // An unknown kind makes client-node hand back the document as parsed, with the schema's real keys.
-  const raw = loadYaml<{ spec: { versions: Array<{ schema: { openAPIV3Schema: unknown } }> } }>(
+  const raw = loadYaml<{ spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: unknown } }> } }>(
     text.replace(/^kind: CustomResourceDefinition$/m, 'kind: RawDocument'),
   );
-  const rawSchema = raw.spec.versions[0]?.schema.openAPIV3Schema;
-  return { typed, rawSchema, schema: rawSchema as SchemaNode };
+  const byVersion = Object.fromEntries(raw.spec.versions.map((v) => [v.name, v.schema.openAPIV3Schema as SchemaNode]));
+  const rawSchema = byVersion[VERSION_V1BETA1];
+  return { typed, rawSchema, schema: rawSchema as SchemaNode, byVersion };
+}
+
+/** Where two schemas differ, descriptions aside: "+path" only in `b`, "-path" only in `a`, "~path" changed. */
+function schemaDelta(a: unknown, b: unknown, path = ''): string[] {
+  if (isObject(a) && isObject(b)) {
+    const out: string[] = [];
+    for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+      if (key === 'description') continue;
+      if (!(key in a)) out.push(`+${at(path, key)}`);
+      else if (!(key in b)) out.push(`-${at(path, key)}`);
+      else out.push(...schemaDelta(a[key], b[key], at(path, key)));
+    }
+    return out;
+  }
+  return JSON.stringify(a) === JSON.stringify(b) ? [] : [`~${path}`];
 }
 
 interface PrinterColumn {
@@ -236,7 +259,12 @@ const age: PrinterColumn = { name: 'AGE', type: 'date', jsonPath: '.metadata.cre
 interface KindCase {
   resource: KruiseResource;
   columns: PrinterColumn[];
+  /** v1beta1's columns where they differ from v1alpha1's. */
+  v1beta1Columns?: PrinterColumn[];
+  /** v1beta1's enums (v1alpha1 declares none, as upstream). */
   enums: Record<string, readonly string[]>;
+  /** How v1beta1's schema differs from v1alpha1's in upstream's CRDs (see schemaDelta). */
+  v1beta1Delta: string[];
   full: object;
   valid: object[];
   /** Errors the full example has because it combines exclusive fields; empty when it is admissible. */
@@ -294,11 +322,8 @@ const cases: KindCase[] = [
       { name: 'FAILED', type: 'integer', jsonPath: '.status.failed' },
       age,
     ],
-    enums: {
-      'spec.images.*.tags[].imagePullPolicy': IMAGE_PULL_POLICIES,
-      'status.firstSyncStatus.status': SYNC_STATUS_PHASES,
-      'status.imageStatuses.*.tags[].phase': IMAGE_PULL_PHASES,
-    },
+    enums: {},
+    v1beta1Delta: ['+properties.spec.properties.images.additionalProperties.properties.pullSecrets.items.properties.mode'],
     full: fullNodeImage,
     valid: validNodeImages,
     fullErrors: [],
@@ -332,7 +357,15 @@ spec:
       age,
       { name: 'MESSAGE', type: 'string', jsonPath: '.status.message' },
     ],
-    enums: { 'spec.completionPolicy.type': COMPLETION_POLICY_TYPES, 'spec.imagePullPolicy': IMAGE_PULL_POLICIES },
+    v1beta1Columns: [
+      { name: 'TOTAL', type: 'integer', jsonPath: '.status.desired' },
+      { name: 'ACTIVE', type: 'integer', jsonPath: '.status.active' },
+      { name: 'SUCCEED', type: 'integer', jsonPath: '.status.succeeded' },
+      { name: 'FAILED', type: 'integer', jsonPath: '.status.failed' },
+      age,
+    ],
+    enums: {},
+    v1beta1Delta: [],
     full: fullImagePullJob,
     valid: validImagePullJobs,
     fullErrors: exclusiveSelectorErrors,
@@ -402,7 +435,8 @@ spec:
       { name: 'COMPLETED', type: 'integer', jsonPath: '.status.completed' },
       age,
     ],
-    enums: { 'spec.completionPolicy.type': COMPLETION_POLICY_TYPES, 'spec.imagePullPolicy': IMAGE_PULL_POLICIES },
+    enums: {},
+    v1beta1Delta: [],
     full: fullImageListPullJob,
     valid: validImageListPullJobs,
     fullErrors: exclusiveSelectorErrors,
@@ -446,8 +480,21 @@ spec:
     enums: {
       'spec.strategy.failurePolicy': CRR_FAILURE_POLICIES,
       'status.phase': CRR_PHASES,
-      'status.containerRecreateStates[].phase': CRR_CONTAINER_PHASES,
+      'status.containerRecreateStates[].phase': CRR_PHASES,
+      'status.conditions[].status': ['True', 'False', 'Unknown'],
     },
+    v1beta1Delta: [
+      '+properties.spec.properties.activeDeadlineSeconds.minimum',
+      '+properties.spec.properties.strategy.properties.failurePolicy.enum',
+      '+properties.spec.properties.strategy.properties.minStartedSeconds.minimum',
+      '+properties.spec.properties.strategy.properties.terminationGracePeriodSeconds.minimum',
+      '+properties.spec.properties.strategy.properties.unreadyGracePeriodSeconds.minimum',
+      '+properties.spec.properties.ttlSecondsAfterFinished.minimum',
+      '+properties.status.properties.conditions',
+      '+properties.status.properties.containerRecreateStates.items.properties.phase.enum',
+      '+properties.status.properties.containerStatusSnapshot',
+      '+properties.status.properties.phase.enum',
+    ],
     full: fullContainerRecreateRequest,
     valid: validContainerRecreateRequests,
     fullErrors: [],
@@ -487,7 +534,7 @@ describe.each(cases)('$resource.kind', (c) => {
   const crd = loadCrd(c.resource);
   const paths = schemaPaths(crd.schema);
 
-  it('is a v1alpha1-only CRD with the upstream names, scope and status subresource', () => {
+  it('serves v1alpha1 and v1beta1 and stores v1beta1, with the upstream names, scope and status subresource', () => {
     const { typed } = crd;
     expect(typed.apiVersion).toBe('apiextensions.k8s.io/v1');
     expect(typed.metadata?.name).toBe(c.resource.crdName);
@@ -500,33 +547,53 @@ describe.each(cases)('$resource.kind', (c) => {
       singular: c.resource.singular,
       ...(c.resource.shortNames.length > 0 ? { shortNames: c.resource.shortNames } : {}),
     });
-    expect(typed.spec.conversion).toBeUndefined();
-    expect(typed.spec.versions).toHaveLength(1);
-    const [version] = typed.spec.versions;
-    expect(version?.name).toBe(VERSION_V1ALPHA1);
-    expect(version?.served).toBe(true);
-    expect(version?.storage).toBe(true);
-    expect(version?.subresources).toEqual({ status: {} });
+    expect(typed.spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([
+      [VERSION_V1ALPHA1, true, false],
+      [VERSION_V1BETA1, true, true],
+    ]);
+    for (const v of typed.spec.versions) expect(v.subresources).toEqual({ status: {} });
+  });
+
+  it('converts through the webhook only where the two versions hold the same data differently (CRR)', () => {
+    if (c.resource === CONTAINER_RECREATE_REQUEST_RESOURCE) {
+      expect(crd.typed.spec.conversion).toEqual({
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { namespace: DEFAULT_KRUISE_NAMESPACE, name: DEFAULT_WEBHOOK_SERVICE, path: '/convert', port: 443 } } },
+      });
+    } else {
+      expect(crd.typed.spec.conversion).toBeUndefined();
+    }
+  });
+
+  it("differs between v1alpha1 and v1beta1 exactly where upstream's versions do", () => {
+    expect(schemaDelta(crd.byVersion[VERSION_V1ALPHA1], crd.byVersion[VERSION_V1BETA1])).toEqual(c.v1beta1Delta);
   });
 
   it('has the upstream printer columns, each pointing at a declared field', () => {
-    const columns = crd.typed.spec.versions[0]?.additionalPrinterColumns ?? [];
-    expect(columns.map(({ name, type, jsonPath }) => ({ name, type, jsonPath }))).toEqual(c.columns);
+    const columns = (version: string): PrinterColumn[] =>
+      (crd.typed.spec.versions.find((v) => v.name === version)?.additionalPrinterColumns ?? []).map(({ name, type, jsonPath }) => ({ name, type, jsonPath }));
+    expect(columns(VERSION_V1ALPHA1)).toEqual(c.columns);
+    expect(columns(VERSION_V1BETA1)).toEqual(c.v1beta1Columns ?? c.columns);
     for (const { jsonPath } of c.columns) {
       if (!jsonPath.startsWith('.metadata.')) expect(paths).toContain(jsonPath.slice(1));
     }
   });
 
-  it('has a structural schema without unknown keys, preserve-unknown-fields or CEL', () => {
-    expect(structuralProblems(crd.rawSchema, '')).toEqual([]);
+  it('has structural schemas without unknown keys, preserve-unknown-fields or CEL', () => {
+    for (const schema of Object.values(crd.byVersion)) expect(structuralProblems(schema, '')).toEqual([]);
   });
 
-  it('declares enums exactly where the API has closed value sets, with the same values', () => {
-    const enums: Record<string, unknown[]> = {};
-    walk(crd.schema, (n, path) => {
-      if (n.enum !== undefined) enums[path] = n.enum;
-    });
-    expect(enums).toEqual(Object.fromEntries(Object.entries(c.enums).map(([path, values]) => [path, [...values]])));
+  it("declares enums only where upstream's v1beta1 does, with the same values, and none in v1alpha1", () => {
+    const enumsOf = (schema: SchemaNode | undefined): Record<string, unknown[]> => {
+      const enums: Record<string, unknown[]> = {};
+      if (schema === undefined) return enums;
+      walk(schema, (n, path) => {
+        if (n.enum !== undefined) enums[path] = n.enum;
+      });
+      return enums;
+    };
+    expect(enumsOf(crd.byVersion[VERSION_V1ALPHA1])).toEqual({});
+    expect(enumsOf(crd.byVersion[VERSION_V1BETA1])).toEqual(Object.fromEntries(Object.entries(c.enums).map(([path, values]) => [path, [...values]])));
   });
 
   it('sets no schema defaults beyond upstream (only a port protocol of TCP)', () => {

@@ -1,4 +1,5 @@
 import type { Pod, PodCondition } from '../../api/types/core.js';
+import { crrToV1beta1 } from '../../api/crr-conversion.js';
 import {
   ANNOTATION_CRR_SYNC_CONTAINER_STATUSES,
   ANNOTATION_CRR_UNREADY_ACQUIRED,
@@ -32,8 +33,9 @@ interface CrrOptions {
   unready?: number;
 }
 
+/** Written as a v1alpha1 client would (snapshot and moment in annotations), read as v1beta1. */
 function crr(o: CrrOptions = {}): ContainerRecreateRequest {
-  return {
+  return crrToV1beta1({
     metadata: {
       name: 'r',
       namespace: 'ns',
@@ -51,7 +53,7 @@ function crr(o: CrrOptions = {}): ContainerRecreateRequest {
       ...(o.ttl !== undefined ? { ttlSecondsAfterFinished: o.ttl } : {}),
     },
     ...(o.status ? { status: o.status } : {}),
-  };
+  });
 }
 
 function pod(o: { uid?: string; gate?: boolean; conditions?: PodCondition[]; deleting?: boolean; started?: Record<string, number> } = {}): Pod {
@@ -120,9 +122,9 @@ describe('manager plan: running CRRs', () => {
   });
 
   it('feeds the daemon the containers started since the CRR was created', () => {
-    expect(plan(crr({ status: recreating }), pod())).toEqual({ type: 'syncStatuses', value: '[]' });
+    expect(plan(crr({ status: recreating }), pod())).toEqual({ type: 'syncStatuses', value: [] });
     const out = plan(crr({ status: recreating, annotations: emptySync }), pod({ started: { b: 2 } }));
-    expect(out).toEqual({ type: 'syncStatuses', value: JSON.stringify([{ name: 'b', ready: true, restartCount: 1, containerID: 'containerd://b1' }]) });
+    expect(out).toEqual({ type: 'syncStatuses', value: [{ name: 'b', ready: true, restartCount: 1, containerID: 'containerd://b1' }] });
     expect(plan(crr({ status: recreating, annotations: emptySync }), pod())).toEqual({ type: 'done' });
   });
 

@@ -1,3 +1,4 @@
+import { crrToV1beta1 } from '../../api/crr-conversion.js';
 import { ANNOTATION_CRR_SYNC_CONTAINER_STATUSES, ANNOTATION_CRR_UNREADY_ACQUIRED } from '../../api/metadata-keys.js';
 import { MESSAGE_CRR_CONTAINER_NOT_FOUND_ON_NODE, MESSAGE_CRR_DEADLINE_EXCEEDED } from '../../api/messages.js';
 import type {
@@ -25,9 +26,10 @@ interface CrrOptions {
   name?: string;
 }
 
+/** Written as a v1alpha1 client would (the manager's snapshot and moment in annotations), read as v1beta1. */
 function crr(o: CrrOptions = {}): ContainerRecreateRequest {
   const names = o.containers ?? ['a'];
-  return {
+  return crrToV1beta1({
     metadata: { name: o.name ?? 'r', namespace: 'ns', creationTimestamp: new Date(at(o.created ?? 0)).toISOString(), annotations: o.annotations ?? {} },
     spec: {
       podName: 'p',
@@ -36,7 +38,7 @@ function crr(o: CrrOptions = {}): ContainerRecreateRequest {
       ...(o.deadline !== undefined ? { activeDeadlineSeconds: o.deadline } : {}),
     },
     ...(o.phase !== undefined ? { status: { phase: o.phase, ...(o.states ? { containerRecreateStates: o.states } : {}) } } : {}),
-  };
+  });
 }
 
 const original = (n: string): ObservedContainer => ({ id: `${n}0`, running: true, attempt: 0 });
@@ -112,9 +114,8 @@ describe('planCrr: unready grace', () => {
     expect(plan(crr({ strategy, phase: 'Recreating', annotations }), { a: original('a') }, 12).type).toBe('kill');
   });
 
-  it('completes with a message when the recorded moment cannot be read', () => {
-    const p = expectType(plan(crr({ strategy, phase: 'Recreating', annotations: { [ANNOTATION_CRR_UNREADY_ACQUIRED]: 'yesterday' } })), 'complete');
-    expect(p.status.message).toBe('invalid unready-acquired annotation: yesterday');
+  it('waits for the manager when a v1alpha1 writer left a moment that cannot be read (the manager writes it again)', () => {
+    expect(plan(crr({ strategy, phase: 'Recreating', annotations: { [ANNOTATION_CRR_UNREADY_ACQUIRED]: 'yesterday' } })).type).toBe('wait');
   });
 });
 
@@ -168,7 +169,13 @@ describe('planCrr: one container', () => {
   it('completes with the container Succeeded once the new instance is ready', () => {
     const c = crr({ phase: 'Recreating', states: [{ name: 'a', phase: 'Recreating', isKilled: true }], annotations: synced(readyEntry('a')) });
     const p = expectType(plan(c, { a: recreated('a') }, 3), 'complete');
-    expect(p.status).toEqual({ phase: 'Completed', completionTime: '2026-01-01T10:00:03Z', containerRecreateStates: [{ name: 'a', phase: 'Succeeded', isKilled: true }] });
+    expect(p.status).toEqual({
+      phase: 'Completed',
+      completionTime: '2026-01-01T10:00:03Z',
+      containerRecreateStates: [{ name: 'a', phase: 'Succeeded', isKilled: true }],
+      // The manager's last snapshot stays: it shows which instance counted as recreated.
+      containerStatusSnapshot: [readyEntry('a')],
+    });
   });
 
   it('holds success back until the new instance has run minStartedSeconds', () => {
@@ -181,7 +188,7 @@ describe('planCrr: one container', () => {
   });
 
   it('treats a container recreated by someone else since the CRR was made as done, without a kill', () => {
-    const c = crr({ annotations: synced(readyEntry('a')) });
+    const c = crr({ phase: 'Recreating', annotations: synced(readyEntry('a')) });
     const p = expectType(plan(c, { a: recreated('a') }), 'complete');
     expect(p.status.containerRecreateStates).toEqual([{ name: 'a', phase: 'Succeeded' }]);
     // A restart count above the snapshot's means the same, even with an unchanged id.
@@ -196,7 +203,7 @@ describe('planCrr: one container', () => {
     expect(plan(after, { a: { id: 'a1', running: false, attempt: 1 } }).type).toBe('wait');
     const replacement: ObservedContainer = { id: 'a2', running: true, attempt: 2, startedAtMs: at(2) };
     expect(plan(after, { a: replacement }).type).toBe('wait');
-    const back = { ...after, metadata: { ...after.metadata, annotations: synced({ name: 'a', ready: true, restartCount: 2, containerID: 'containerd://a2' }) } };
+    const back = crrToV1beta1({ ...after, metadata: { ...after.metadata, annotations: synced({ name: 'a', ready: true, restartCount: 2, containerID: 'containerd://a2' }) } });
     expect(expectType(plan(back, { a: replacement }), 'complete').status.containerRecreateStates).toEqual([{ name: 'a', phase: 'Succeeded', isKilled: true }]);
   });
 
@@ -230,7 +237,7 @@ describe('planCrr: several containers', () => {
     expect(first.kills.map((k) => k.name)).toEqual(['a']);
     const waiting = crr({ containers: three, strategy, phase: 'Recreating', states: [{ name: 'a', phase: 'Recreating', isKilled: true }, { name: 'b', phase: 'Pending' }, { name: 'c', phase: 'Pending' }] });
     expect(plan(waiting, { a: recreated('a'), b: original('b'), c: original('c') }).type).toBe('wait');
-    const back = { ...waiting, metadata: { ...waiting.metadata, annotations: synced(readyEntry('a')) } };
+    const back = crrToV1beta1({ ...waiting, metadata: { ...waiting.metadata, annotations: synced(readyEntry('a')) } });
     const second = expectType(plan(back, { a: recreated('a'), b: original('b'), c: original('c') }), 'kill');
     expect(second.kills.map((k) => k.name)).toEqual(['b']);
     expect(second.status.containerRecreateStates?.[0]).toEqual({ name: 'a', phase: 'Succeeded', isKilled: true });

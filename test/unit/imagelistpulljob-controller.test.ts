@@ -1,3 +1,4 @@
+import { API_VERSION_V1BETA1 } from '../../api/group-version.js';
 import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import { childName, newChild, planChildren, templateHash, templateOf } from '../../manager/imagelistpulljob/desired.js';
@@ -13,7 +14,7 @@ function list(images: string[], over: Partial<ImageListPullJob['spec']> = {}, st
   };
 }
 function child(l: ImageListPullJob, image: string, status?: ImagePullJob['status'], hash = templateHash(templateOf(l))): ImagePullJob {
-  return { ...newChild(l, image, hash), ...(status ? { status } : {}) };
+  return { ...newChild(l, image, hash, API_VERSION_V1BETA1), ...(status ? { status } : {}) };
 }
 
 describe('ImageListPullJob children', () => {
@@ -25,14 +26,14 @@ describe('ImageListPullJob children', () => {
   });
   it('makes one child per image from the template, controlled by the list', () => {
     const l = list(['nginx:1', 'redis:7']);
-    const p = planChildren(l, []);
+    const p = planChildren(l, [], API_VERSION_V1BETA1);
     expect(p.create.map((c) => c.spec.image)).toEqual(['nginx:1', 'redis:7']);
     expect(p.create[0]).toEqual({
       metadata: {
         name: childName(l, 'nginx:1', p.hash),
         namespace: 'ns',
         labels: { 'controller-revision-hash': p.hash },
-        ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImageListPullJob', name: 'warm', uid: 'list-uid', controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'ImageListPullJob', name: 'warm', uid: 'list-uid', controller: true, blockOwnerDeletion: true }],
       },
       spec: { image: 'nginx:1', completionPolicy: { type: 'Always' }, pullPolicy: { timeoutSeconds: 300, backoffLimit: 1 }, parallelism: 2 },
     });
@@ -42,7 +43,7 @@ describe('ImageListPullJob children', () => {
     const l = list(['nginx:1', 'redis:7']);
     const keep = child(l, 'nginx:1');
     const old = child(list(['gone:1']), 'gone:1');
-    const p = planChildren(l, [keep, old]);
+    const p = planChildren(l, [keep, old], API_VERSION_V1BETA1);
     expect(p.current.get('nginx:1')).toBe(keep);
     expect(p.create.map((c) => c.spec.image)).toEqual(['redis:7']);
     expect(p.delete).toEqual([old]);
@@ -51,7 +52,7 @@ describe('ImageListPullJob children', () => {
     const before = list(['nginx:1']);
     const after = list(['nginx:1'], { parallelism: 5 });
     const stale = child(before, 'nginx:1');
-    const p = planChildren(after, [stale]);
+    const p = planChildren(after, [stale], API_VERSION_V1BETA1);
     expect(p.delete).toEqual([stale]);
     expect(p.create).toHaveLength(1);
     expect(p.create[0]?.metadata?.name).not.toBe(stale.metadata?.name);
@@ -59,10 +60,10 @@ describe('ImageListPullJob children', () => {
   it('ignores children being deleted, and deletes duplicates', () => {
     const l = list(['nginx:1']);
     const going = { ...child(l, 'nginx:1'), metadata: { ...child(l, 'nginx:1').metadata, deletionTimestamp: new Date().toISOString() } };
-    expect(planChildren(l, [going]).create).toHaveLength(1);
+    expect(planChildren(l, [going], API_VERSION_V1BETA1).create).toHaveLength(1);
     const a = child(l, 'nginx:1');
     const dup = { ...child(l, 'nginx:1'), metadata: { ...a.metadata, name: 'warm-other' } };
-    const p = planChildren(l, [dup, a]);
+    const p = planChildren(l, [dup, a], API_VERSION_V1BETA1);
     expect(p.current.get('nginx:1')).toBe(a);
     expect(p.delete).toEqual([dup]);
   });

@@ -1,3 +1,4 @@
+import { API_VERSION_V1BETA1 } from '../../api/group-version.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ImageTagSpec, ImageTagStatus, NodeImage } from '../../api/types/nodeimage.js';
 import { applyJobTag, releaseJobTag } from '../../manager/imagepulljob/desired.js';
@@ -16,12 +17,12 @@ function job(over: Partial<ImagePullJob['spec']> = {}, status?: ImagePullJob['st
   };
 }
 function target(j: ImagePullJob = job(), secrets = [SECRET]): JobTarget {
-  const t = jobTarget(j, secrets);
+  const t = jobTarget(j, secrets, API_VERSION_V1BETA1);
   if ('invalid' in t) throw new Error(t.invalid);
   return t;
 }
-const other = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name: 'k', namespace: 'ns', uid: 'uid-k' };
-const mine = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name: 'j', namespace: 'ns', uid: 'uid-j' };
+const other = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'ImagePullJob', name: 'k', namespace: 'ns', uid: 'uid-k' };
+const mine = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'ImagePullJob', name: 'j', namespace: 'ns', uid: 'uid-j' };
 function ni(name: string, images: NonNullable<NodeImage['spec']>['images'] = {}, statuses: Record<string, ImageTagStatus[]> = {}): NodeImage {
   return { metadata: { name }, spec: { images }, status: { desired: 0, imageStatuses: Object.fromEntries(Object.entries(statuses).map(([k, tags]) => [k, { tags }])) } };
 }
@@ -41,7 +42,7 @@ describe('job target', () => {
     expect(target(job({ image: 'docker.io/library/nginx:1.25' }))).toMatchObject({ image: 'nginx', tag: '1.25' });
     const d = `sha256:${'a'.repeat(64)}`;
     expect(target(job({ image: `ghcr.io/x/y:1@${d}` }))).toMatchObject({ image: 'ghcr.io/x/y', tag: d });
-    expect(jobTarget(job({ image: 'Not Valid' }), [])).toEqual({ invalid: expect.stringContaining('invalid image reference') });
+    expect(jobTarget(job({ image: 'Not Valid' }), [], API_VERSION_V1BETA1)).toEqual({ invalid: expect.stringContaining('invalid image reference') });
   });
   it('carries the ownerReference and imagePullPolicy', () => {
     expect(target()).toMatchObject({ key: 'ns/j', uid: 'uid-j', ownerRef: mine, imagePullPolicy: 'IfNotPresent', secretRefs: [SECRET] });
