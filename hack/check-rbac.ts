@@ -83,7 +83,8 @@ const isRare = (g: Grant): boolean => RARE_PATHS.some((r) => r.identity === g.id
 export function check(objects: readonly Rendered[], accesses: readonly Access[]): { refused: Access[]; unused: Grant[]; staleRare: string[] } {
   const gs = grants(objects);
   return {
-    refused: accesses.filter((a) => (a.identity === 'manager' || a.identity === 'daemon') && !gs.some((g) => allows(g, a))),
+    // Discovery documents (resource '') need no RBAC of ours: system:discovery grants them to all.
+    refused: accesses.filter((a) => (a.identity === 'manager' || a.identity === 'daemon') && a.resource !== '' && !gs.some((g) => allows(g, a))),
     unused: gs.filter((g) => !isRare(g) && !accesses.some((a) => allows(g, a))),
     staleRare: RARE_PATHS.filter((r) => !gs.some((g) => g.identity === r.identity && g.verb === r.verb && g.group === r.group && g.resource === r.resource)).map(
       (r) => `${r.identity}: ${r.verb} ${r.group ? `${r.group}/` : ''}${r.resource}`,

@@ -98,7 +98,10 @@ export function describeRequest(
     namespace = rest[1];
     rest = rest.slice(2);
   }
-  const resource = rest.length >= 3 ? `${rest[0]}/${rest[2]}` : (rest[0] ?? 'unknown');
+  // A group's or version's discovery document is no resource: resource '' (every authenticated
+  // user may read it, through the system:discovery role).
+  if (rest.length === 0) return { verb: 'get', resource: '', group, namespace: undefined, name: undefined };
+  const resource = rest.length >= 3 ? `${rest[0]}/${rest[2]}` : (rest[0] ?? '');
   const item = rest.length >= 2;
   const watch = query?.['watch'] === true || query?.['watch'] === 'true' || query?.['watch'] === 1;
   const verb =
