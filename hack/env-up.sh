@@ -41,6 +41,7 @@ cat > "$ENV_DIR/env.json" <<JSON
   "kubeconfig": "$KUBE_DIR/kubeconfig",
   "restrictedKubeconfig": "$KUBE_DIR/kubeconfig-restricted",
   "apiServer": "https://127.0.0.1:$APISERVER_PORT",
+  "kubectl": "$K8S_BIN_DIR/kubectl",
   "nodes": [$nodes_json]
 }
 JSON

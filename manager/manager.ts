@@ -28,6 +28,8 @@ export interface ManagerOptions {
   factories?: ControllerFactory[];
 }
 
+const WEBHOOK_RESYNC_MS = 60_000;
+
 /**
  * kruise-manager's parts: the admission webhook (every replica), and behind leader election the
  * shared informers and the controllers.
@@ -40,6 +42,7 @@ export class Manager {
   private readonly stopAll = new AbortController();
   private electionDone: Promise<'lost' | 'stopped'> | undefined;
   private stopping: Promise<void> = Promise.resolve();
+  private conversion: 'configured' | 'none' | 'no-crd' | undefined;
 
   constructor(private readonly deps: ManagerOptions) {
     this.log = deps.logger ?? componentLogger('manager');
@@ -65,10 +68,24 @@ export class Manager {
       onReview: (path, allowed) => this.deps.metrics.webhookRequests.inc({ path, allowed: String(allowed) }),
       logger: this.log.child({ component: 'webhook' }),
     });
-    await injectWebhookConfigurations(this.deps.rest, target, certs.caCert);
-    const conversion = await injectCrrConversion(this.deps.rest, target, certs.caCert);
-    if (conversion === 'none') this.log.info('the ContainerRecreateRequest CRD converts without a webhook (it serves one version, as OpenKruise v1.9 installs it)');
+    await this.ensureWebhookTargets(target, certs.caCert);
     this.log.info('webhook serving', { port: f.webhookPort, target: 'url' in target ? target.url : `service ${target.service.namespace}/${target.service.name}` });
+    // Level-triggered, like upstream's webhook controller (which resyncs every minute): a CRD
+    // re-applied by an installer, or a configuration edited by hand, points back at this webhook.
+    const keep = setInterval(() => {
+      this.ensureWebhookTargets(target, certs.caCert).catch((err: unknown) => this.log.warn('cannot keep the webhook configurations', errorFields(err)));
+    }, WEBHOOK_RESYNC_MS);
+    keep.unref();
+    this.stopAll.signal.addEventListener('abort', () => clearInterval(keep), { once: true });
+  }
+
+  private async ensureWebhookTargets(target: WebhookTarget, caCert: string): Promise<void> {
+    await injectWebhookConfigurations(this.deps.rest, target, caCert);
+    const conversion = await injectCrrConversion(this.deps.rest, target, caCert);
+    if (conversion !== this.conversion) {
+      this.conversion = conversion;
+      if (conversion === 'none') this.log.info('the ContainerRecreateRequest CRD converts without a webhook (it serves one version, as OpenKruise v1.9 installs it)');
+    }
   }
 
   /** Campaigns for leadership (or leads at once without election); resolves how it ended. */

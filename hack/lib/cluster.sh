@@ -100,7 +100,8 @@ control_plane_up() {
       --service-account-issuer https://kubernetes.default.svc.cluster.local \
       --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
       --service-cluster-ip-range 10.0.0.0/24 --disable-admission-plugins ServiceAccount --allow-privileged=true \
-      --max-requests-inflight 3000 --max-mutating-requests-inflight 1000 --profiling=false --v 1
+      --max-requests-inflight 3000 --max-mutating-requests-inflight 1000 --profiling=false --v 1 \
+      --enable-aggregator-routing=true
   fi
   WAIT_PIDFILE=$KUBE_DIR/pids/kube-apiserver.pid wait_for kube-apiserver 90 curl -fsS --cacert "$p/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" \
     "https://127.0.0.1:$APISERVER_PORT/readyz" || fail_with_log kube-apiserver "$KUBE_DIR/logs/kube-apiserver.log"

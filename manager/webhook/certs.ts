@@ -26,7 +26,7 @@ function serial(): string {
 }
 
 /** A CA and a serving certificate signed by it for `hosts` (DNS names and IP addresses). */
-function generateCerts(hosts: readonly string[]): WebhookCerts {
+export function generateCerts(hosts: readonly string[]): WebhookCerts {
   const now = new Date();
   const notAfter = new Date(now.getTime() + CERT_VALIDITY_YEARS * 365 * 24 * 3600 * 1000);
   const caKeys = forge.pki.rsa.generateKeyPair(2048);

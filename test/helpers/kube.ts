@@ -11,6 +11,8 @@ export interface ClusterEnv {
   kubeconfig: string;
   restrictedKubeconfig: string;
   apiServer: string;
+  /** kubectl built with the local cluster's binaries (hack/build-kube.sh). */
+  kubectl: string;
   nodes: Array<{ name: string; criSocket: string; containerdDir: string }>;
 }
 
