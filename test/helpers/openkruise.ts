@@ -8,7 +8,7 @@ import { generateCerts } from '../../manager/webhook/certs.js';
 
 export const OPENKRUISE_NAMESPACE = 'kruise-system';
 /** The manager.webhook.port the fixture renders with (test/fixtures/openkruise/v1.9.yaml). */
-export const OPENKRUISE_WEBHOOK_PORT = 19876;
+const OPENKRUISE_WEBHOOK_PORT = 19876;
 export const fixtureFile = join(import.meta.dirname, '..', 'fixtures', 'openkruise', 'v1.9.yaml');
 
 /** OpenKruise v1.9's objects as the fixture describes them. */
