@@ -17,6 +17,8 @@ export const REASON_SUCCESSFUL_DELETE_IMAGE_PULL_JOB = 'Successful delete ImageP
 /** kruise-ts's own Warning reasons for pre-download on a workload (upstream only logs these). */
 export const REASON_INVALID_PREDOWNLOAD_ANNOTATION = 'InvalidImagePreDownloadAnnotation';
 export const REASON_PREDOWNLOAD_FAILED = 'ImagePreDownloadFailed';
+/** kruise-ts's own: OpenKruise beside it still does the work of these kinds (manager, daemon). */
+export const REASON_OPENKRUISE_CONFLICT = 'OpenKruiseConflict';
 
 export const EVENT_SOURCE_DAEMON_IMAGE_PULLER = 'kruise-daemon-imagepuller';
 export const EVENT_SOURCE_DAEMON_CRR = 'kruise-daemon-crr';

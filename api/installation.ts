@@ -11,7 +11,10 @@ export const ENV_KRUISE_NAMESPACE = 'POD_NAMESPACE';
 export const DEFAULT_DAEMON_CONFIG_NAMESPACE = 'kruise-ts-daemon-config';
 export const ENV_DAEMON_CONFIG_NAMESPACE = 'KRUISE_DAEMON_CONFIG_NS';
 
+export const DEFAULT_MANAGER_DEPLOYMENT = 'kruise-ts-manager';
 export const DEFAULT_WEBHOOK_SERVICE = 'kruise-ts-webhook';
+/** Where an OpenKruise beside kruise-ts is installed (its chart's installation.namespace). */
+export const DEFAULT_OPENKRUISE_NAMESPACE = 'kruise-system';
 export const DEFAULT_WEBHOOK_CERT_SECRET = 'kruise-ts-webhook-certs';
 export const MUTATING_WEBHOOK_CONFIGURATION = 'kruise-ts-mutating-webhook-configuration';
 export const VALIDATING_WEBHOOK_CONFIGURATION = 'kruise-ts-validating-webhook-configuration';

@@ -34,6 +34,8 @@ export interface DaemonConfig {
   progress?: boolean;
   /** Retry backoff start for pulls (1 s in production). */
   pullBackoffBaseMs?: number;
+  /** How long the puller stands back after another daemon last wrote its NodeImage status (2 min). */
+  conflictQuietMs?: number;
   logger?: Logger;
 }
 
@@ -53,8 +55,9 @@ export class Daemon {
     this.metrics = config.metrics ?? new DaemonMetrics();
     const log = config.logger ?? componentLogger('daemon');
     const nodeImages = new Resource<NodeImage>(config.rest, config.kruise.nodeImages);
-    // Only this node's NodeImage: one watch, never a cluster-wide list.
-    this.nodeImageInformer = new Informer<NodeImage>(nodeImages, { fieldSelector: `metadata.name=${config.node}`, logger: log });
+    // Only this node's NodeImage: one watch, never a cluster-wide list. Its managedFields tell
+    // whether another daemon writes its status too.
+    this.nodeImageInformer = new Informer<NodeImage>(nodeImages, { fieldSelector: `metadata.name=${config.node}`, keepManagedFields: true, logger: log });
     const guard = new DiskGuard(config.cri, config.imageFsHighWatermark, config.hostRoot);
     const recorder = (component: string): EventRecorder =>
       new EventRecorder(config.rest, { component, host: config.node }, { onResult: (result) => this.metrics.events.inc({ result }) });
@@ -72,6 +75,7 @@ export class Daemon {
       maxWorkers: config.maxWorkers,
       statusMinIntervalMs: config.statusIntervalMs,
       backoffBaseMs: config.pullBackoffBaseMs,
+      conflictQuietMs: config.conflictQuietMs,
       logger: log.child({ component: 'imagepuller' }),
     });
     const crrs = new Resource<ContainerRecreateRequest>(config.rest, config.kruise.crrs);
@@ -98,6 +102,11 @@ export class Daemon {
 
   synced(): boolean {
     return this.nodeImageInformer.hasSynced() && this.crrInformer.hasSynced();
+  }
+
+  /** Why the puller stands back (another daemon writes this node's NodeImage status), if it does. */
+  standingBack(): string | undefined {
+    return this.puller.standingBack();
   }
 
   /** Stops taking work, cancels what runs (a restart resumes it) and flushes status writes. */

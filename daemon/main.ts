@@ -85,6 +85,7 @@ async function main(): Promise<number> {
       [
         { name: 'nodeImageInformerSynced', check: () => assertSynced(daemon.nodeImageInformer.hasSynced()) },
         { name: 'crrInformerSynced', check: () => assertSynced(daemon.crrInformer.hasSynced()) },
+        { name: 'soleStatusWriter', check: () => assertAlone(daemon.standingBack()) },
         { name: 'containerRuntime', check: async () => void (await cri.runtime('Version', { version: 'v1' }, { timeoutMs: 2000, waitForReady: false })) },
       ],
     );
@@ -113,6 +114,10 @@ async function main(): Promise<number> {
   await rest.close();
   log.info('stopped');
   return 0;
+}
+
+function assertAlone(standingBack: string | undefined): void {
+  if (standingBack !== undefined) throw new Error(standingBack);
 }
 
 function assertSynced(synced: boolean): void {

@@ -3,7 +3,8 @@ import type { Registry } from 'prom-client';
 
 export interface Check {
   name: string;
-  check: () => Promise<void> | void;
+  /** Throws when not ready; a string is a warning that leaves the answer ready (200) but says it. */
+  check: () => Promise<string | void> | string | void;
 }
 
 /** Parses ":10221", "127.0.0.1:10221" or "10221". */
@@ -15,15 +16,17 @@ function parseAddr(addr: string): { host: string | undefined; port: number } {
   return { host: host === '' ? undefined : host, port };
 }
 
-async function runChecks(checks: readonly Check[]): Promise<string | undefined> {
+async function runChecks(checks: readonly Check[]): Promise<{ failed?: string; warnings: string[] }> {
+  const warnings: string[] = [];
   for (const c of checks) {
     try {
-      await c.check();
+      const warning = await c.check();
+      if (typeof warning === 'string') warnings.push(`warning: ${c.name}: ${warning}`);
     } catch (err) {
-      return `check ${c.name} failed, err: ${err instanceof Error ? err.message : String(err)}`;
+      return { failed: `check ${c.name} failed, err: ${err instanceof Error ? err.message : String(err)}`, warnings };
     }
   }
-  return undefined;
+  return { warnings };
 }
 
 /**
@@ -41,7 +44,7 @@ export async function serveOps(addr: string, registry: Registry, ready: readonly
     };
     if (path === '/healthz') reply(200, 'ok');
     else if (path === '/readyz') {
-      void runChecks(ready).then((failed) => (failed ? reply(500, failed) : reply(200, 'ok')));
+      void runChecks(ready).then(({ failed, warnings }) => (failed ? reply(500, failed) : reply(200, ['ok', ...warnings].join('\n'))));
     } else if (path === '/metrics') {
       void registry.metrics().then(
         (text) => reply(200, text, registry.contentType),

@@ -24,6 +24,8 @@ export interface InformerOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /** Keep metadata.managedFields (dropped by default: large, and rarely read). */
+  keepManagedFields?: boolean;
   logger?: Logger | undefined;
   /** Backoff between failed list/watch attempts, doubling from min to max. */
   backoffMinMs?: number;
@@ -69,6 +71,10 @@ export class Informer<T extends KubeObject> {
     this.synced = new Promise((r) => {
       this.resolveSynced = r;
     });
+  }
+
+  private strip(obj: T): T {
+    return this.opts.keepManagedFields ? obj : dropManagedFields(obj);
   }
 
   /** Adds an index (also over what is cached already); shared informers collect them from their users. */
@@ -230,10 +236,10 @@ export class Informer<T extends KubeObject> {
     if (ev.type === 'DELETED') {
       const old = this.store.get(key);
       this.remove(key);
-      this.emitDelete(old ?? dropManagedFields(obj));
+      this.emitDelete(old ?? this.strip(obj));
       return;
     }
-    const cur = dropManagedFields(obj);
+    const cur = this.strip(obj);
     const old = this.store.get(key);
     this.put(key, cur);
     if (old) this.emitUpdate(old, cur);
@@ -244,7 +250,7 @@ export class Informer<T extends KubeObject> {
   private replace(items: T[]): void {
     const seen = new Set<string>();
     for (const raw of items) {
-      const obj = dropManagedFields(raw);
+      const obj = this.strip(raw);
       const key = objectKey(obj);
       seen.add(key);
       const old = this.store.get(key);

@@ -63,7 +63,10 @@ async function main(): Promise<number> {
   };
   try {
     servers.push(await serveOps(flags.metricsAddr, metrics.registry, []));
-    servers.push(await serveOps(flags.healthAddr, metrics.registry, [{ name: 'manager', check: () => assertReady(manager.ready()) }]));
+    servers.push(await serveOps(flags.healthAddr, metrics.registry, [
+        { name: 'manager', check: () => assertReady(manager.unready()) },
+        { name: 'openkruise', check: () => manager.openKruiseConflicts() },
+      ]));
     await manager.startWebhook();
   } catch (err) {
     log.error(`cannot start: ${(err as Error).message}${startHint(err, flags.namespace)}`, errorFields(err));
@@ -105,8 +108,8 @@ function startHint(err: unknown, namespace: string): string {
   return '';
 }
 
-function assertReady(ready: boolean): void {
-  if (!ready) throw new Error('webhook not serving or caches not synced');
+function assertReady(problem: string | undefined): void {
+  if (problem !== undefined) throw new Error(problem);
 }
 
 const code = await main();

@@ -14,6 +14,8 @@ import type { ManagerMetrics } from './metrics.js';
 import { ensureCerts } from './webhook/certs.js';
 import { injectWebhookConfigurations, type WebhookTarget } from './webhook/configurations.js';
 import { injectCrrConversion } from './webhook/crd-conversion.js';
+import { OpenKruiseWatch } from './openkruise/watch.js';
+import { DEFAULT_MANAGER_DEPLOYMENT, MANAGER_USER_AGENT } from '../api/installation.js';
 import { admissionHandlers } from './webhook/handlers.js';
 import { serveWebhook } from './webhook/server.js';
 
@@ -43,9 +45,18 @@ export class Manager {
   private electionDone: Promise<'lost' | 'stopped'> | undefined;
   private stopping: Promise<void> = Promise.resolve();
   private conversion: 'configured' | 'none' | 'no-crd' | undefined;
+  private readonly openKruise: OpenKruiseWatch;
 
   constructor(private readonly deps: ManagerOptions) {
     this.log = deps.logger ?? componentLogger('manager');
+    const f = deps.flags;
+    this.openKruise = new OpenKruiseWatch(
+      deps.rest,
+      f.openkruiseNamespace,
+      new EventRecorder(deps.rest, { component: MANAGER_USER_AGENT }, { onResult: (result) => deps.metrics.events.inc({ result }) }),
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: DEFAULT_MANAGER_DEPLOYMENT, namespace: f.namespace },
+      this.log.child({ component: 'openkruise' }),
+    );
   }
 
   /** Certificates, webhook server and its configurations; resolves once the webhook serves. */
@@ -58,6 +69,7 @@ export class Manager {
       target = { url: f.webhookUrl };
       hosts.unshift(new URL(f.webhookUrl).hostname);
     }
+    await this.openKruise.start(this.stopAll.signal);
     const certs = await ensureCerts(this.deps.rest, f.namespace, f.webhookCertSecret, hosts);
     this.webhook = await serveWebhook({
       host: f.webhookHost || undefined,
@@ -109,16 +121,46 @@ export class Manager {
     return this.electionDone;
   }
 
-  ready(): boolean {
-    return this.webhook !== undefined && (this.informers === undefined || this.informers.allSynced());
+  /** Why this replica is not ready, or undefined when it is. */
+  unready(): string | undefined {
+    if (this.webhook === undefined) return 'the webhook is not serving yet';
+    if (this.informers !== undefined && !this.informers.allSynced()) return 'caches not synced';
+    return undefined;
+  }
+
+  /**
+   * What OpenKruise beside kruise-ts still does of its work. The replica stays ready (its webhook
+   * keeps answering); /readyz says it, and the leader's controllers stand back meanwhile.
+   */
+  openKruiseConflicts(): string | undefined {
+    return this.openKruise.problem();
   }
 
   isLeading(): boolean {
     return this.informers !== undefined;
   }
 
+  /**
+   * While leading: runs the controllers, except while OpenKruise does the same work (its daemon or
+   * its controllers for these kinds), when they stand back and wait it out in-process.
+   */
   private async lead(signal: AbortSignal): Promise<void> {
     this.deps.metrics.leader.set(1);
+    while (!signal.aborted) {
+      await this.openKruise.until(false, signal);
+      if (signal.aborted) return;
+      const run = new AbortController();
+      const stop = (): void => run.abort();
+      signal.addEventListener('abort', stop, { once: true });
+      await this.startControllers(run.signal);
+      await this.openKruise.until(true, run.signal);
+      signal.removeEventListener('abort', stop);
+      run.abort();
+      await this.stopControllers();
+    }
+  }
+
+  private async startControllers(signal: AbortSignal): Promise<void> {
     const informers = new InformerFactory(this.deps.rest, this.log);
     const ctx: ControllerContext = {
       rest: this.deps.rest,

@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, REASON_PULL_IMAGE_FAILED, REASON_PULL_IMAGE_SUCCEED } from '../../api/events.js';
+import { EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, REASON_OPENKRUISE_CONFLICT, REASON_PULL_IMAGE_FAILED, REASON_PULL_IMAGE_SUCCEED } from '../../api/events.js';
 import { KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
 import { formatTime } from '../../api/time.js';
 import type { ImageTagSpec, NodeImage } from '../../api/types/nodeimage.js';
@@ -19,6 +19,10 @@ import { isFinal, tagKey, type DesiredTag, type TagState } from './state.js';
 import { buildStatus } from './status.js';
 import { StatusWriter } from './statuswriter.js';
 import { runPull, SharedPulls, type PullOutcome } from './worker.js';
+import { foreignStatusWriters, newWrites } from './writers.js';
+
+/** How long another status writer must have been quiet before this daemon writes again. */
+const CONFLICT_QUIET_MS = 120_000;
 
 export interface ImagePullerOptions {
   node: string;
@@ -35,6 +39,7 @@ export interface ImagePullerOptions {
   maxWorkers: number;
   statusMinIntervalMs?: number | undefined;
   backoffBaseMs?: number | undefined;
+  conflictQuietMs?: number | undefined;
   logger?: Logger;
 }
 
@@ -57,6 +62,9 @@ export class ImagePuller {
   private readonly log: Logger;
   private readonly shared: SharedPulls;
   private stopped = false;
+  /** Other status writers and their last write, as last seen; the first sight is the baseline. */
+  private writersSeen: Map<string, string> | undefined;
+  private standBack: { until: number; writers: string[] } | undefined;
 
   constructor(private readonly deps: ImagePullerOptions) {
     this.shared = new SharedPulls(deps.cri);
@@ -77,9 +85,13 @@ export class ImagePuller {
       busy: () => this.running.size > 0,
     });
     deps.informer.on({
-      add: () => this.queue.add(deps.node),
+      add: (ni) => {
+        this.noticeWriters(ni);
+        this.queue.add(deps.node);
+      },
       // Status-only updates (our own writes among them) change nothing to plan.
       update: (a, b) => {
+        this.noticeWriters(b);
         if (JSON.stringify(a.spec) !== JSON.stringify(b.spec)) this.queue.add(deps.node);
       },
       delete: () => this.queue.add(deps.node),
@@ -100,6 +112,39 @@ export class ImagePuller {
     this.writer.stop();
   }
 
+  /** Why this puller stands back, while it does: another daemon writes this node's status. */
+  standingBack(): string | undefined {
+    if (!this.standBack || Date.now() >= this.standBack.until) return undefined;
+    return `${this.standBack.writers.join(', ')} also writes NodeImage ${this.deps.node}'s status (OpenKruise's kruise-daemon?): kruise-ts's daemon stands back until it has been quiet for ${Math.round(this.quietMs() / 1000)} s`;
+  }
+
+  private quietMs(): number {
+    return this.deps.conflictQuietMs ?? CONFLICT_QUIET_MS;
+  }
+
+  /**
+   * Two daemons writing one NodeImage status would overwrite each other's results for ever: when
+   * another writer writes while this daemon runs, it stops starting pulls and writing status until
+   * that writer has been quiet for a while, and says so (log, event, /readyz).
+   */
+  private noticeWriters(ni: NodeImage): void {
+    const now = foreignStatusWriters(ni);
+    const seen = this.writersSeen;
+    this.writersSeen = now;
+    if (seen === undefined) return;
+    const writers = newWrites(seen, now);
+    if (writers.length === 0) return;
+    const until = Date.now() + this.quietMs();
+    if (this.standBack === undefined || Date.now() >= this.standBack.until) {
+      this.log.warn('another daemon writes this NodeImage status: standing back', { nodeImage: this.deps.node, writers });
+      this.deps.events.event(eventTarget(this.deps.nodeImages.type, ni), EVENT_TYPE_WARNING, REASON_OPENKRUISE_CONFLICT, `${writers.join(', ')} also writes this NodeImage's status: kruise-ts's daemon stands back until it stops`);
+    }
+    this.standBack = { until, writers };
+    this.writer.holdUntil(until);
+    // Level-triggered: once the hold is over, look again (and, if nobody wrote meanwhile, resume).
+    this.queue.addAfter(this.deps.node, this.quietMs() + 100);
+  }
+
   /** For tests: what the puller holds in memory. */
   snapshot(): TagState[] {
     return [...this.states.values()].map((s) => ({ ...s }));
@@ -113,6 +158,11 @@ export class ImagePuller {
       this.running.clear();
       this.states.clear();
       return;
+    }
+    if (this.standingBack() !== undefined) return;
+    if (this.standBack !== undefined) {
+      this.log.info('the other status writer has been quiet: resuming', { nodeImage: this.deps.node, writers: this.standBack.writers });
+      this.standBack = undefined;
     }
     const runningVersions = new Map([...this.running].map(([k, r]) => [k, r.version]));
     const plan = planPulls(ni.spec, ni.status, runningVersions, this.states);

@@ -33,6 +33,8 @@ export class StatusWriter {
   private lastWrite = 0;
   private failures = 0;
   private stopped = false;
+  /** No write before this moment (another daemon writes this status: see ImagePuller). */
+  private heldUntil = 0;
   /** Our last write and the version it replaced, until the watch brings it back. */
   private written: { obj: NodeImage; replaced: string | undefined } | undefined;
   private readonly log: Logger;
@@ -62,6 +64,16 @@ export class StatusWriter {
     if (this.dirty) await this.write();
   }
 
+  /** Holds every write back until `ms` (epoch); pending changes go out then. */
+  holdUntil(ms: number): void {
+    this.heldUntil = Math.max(this.heldUntil, ms);
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.dirty) this.schedule();
+  }
+
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
@@ -74,7 +86,7 @@ export class StatusWriter {
     const wait = this.urgent
       ? soon
       : Math.max(0, this.lastWrite + (this.opts.minIntervalMs ?? 5000) - Date.now());
-    const due = Date.now() + Math.max(wait, backoff);
+    const due = Math.max(Date.now() + Math.max(wait, backoff), this.heldUntil);
     // A result arriving while only progress was due must not wait for the progress interval.
     if (this.timer && this.timerDue <= due) return;
     if (this.timer) clearTimeout(this.timer);

@@ -200,6 +200,10 @@ class NodeImageController {
 
   private async secretState(ref: ReferenceObject): Promise<'present' | 'gone' | 'unknown'> {
     if (!ref.namespace || !ref.name) return 'unknown';
+    // The daemons read secrets in their own namespace alone: a reference elsewhere (OpenKruise's
+    // kruise-daemon-config copies, left when kruise-ts took over) can never be used, and the job
+    // controller references its own copy instead.
+    if (ref.namespace !== this.ctx.flags.daemonConfigNamespace) return 'gone';
     if (this.secrets.get(`${ref.namespace}/${ref.name}`)) return 'present';
     // The job controller creates a secret copy before it references it: the cache may be behind.
     try {

@@ -5,6 +5,9 @@ import { CriClient } from '../../daemon/cri/client.js';
 import { SharedPulls } from '../../daemon/imagepuller/worker.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
+import { loadClusterAccess } from '../../kube/kubeconfig.js';
+import { RestClient } from '../../kube/rest.js';
+import { updateWithRetry } from '../../kube/write.js';
 import type { FaultProxy } from '../proxy/fault-proxy.js';
 import { registryDigest } from '../helpers/env.js';
 import { nodeImages, privateContainerd, startDaemon, tagStatus, type InProcessDaemon } from '../helpers/daemon.js';
@@ -99,6 +102,34 @@ async function eventsFor(name: string, namespace = 'default'): Promise<Array<{ r
 }
 
 describe('image puller (real daemon code, real containerd, real API server)', () => {
+  it('stands back while another daemon writes its NodeImage status (OpenKruise\'s kruise-daemon), and resumes when it stops', async () => {
+    const name = node('standback');
+    const d = daemon(name, { conflictQuietMs: 4_000 });
+    await eventually(() => expect(d.daemon.synced()).toBe(true));
+    await createNodeImage(name, { [many(32)]: { tags: [tag('1.0')] } });
+    await final(name, many(32), '1.0');
+    expect(d.daemon.standingBack()).toBeUndefined();
+    // OpenKruise's daemon calls itself kruise-daemon: the API server names its writes after it.
+    const upstream = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0, userAgent: 'kruise-daemon/kruise-daemon-imagepuller' });
+    try {
+      await updateWithRetry(nodeImages(upstream), undefined, name, (ni) => ({ ...ni, status: { ...ni.status, desired: ni.status?.desired ?? 0, firstSyncStatus: { syncAt: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), status: 'Succeeded' as const } } }), { status: true });
+    } finally {
+      await upstream.close();
+    }
+    await eventually(() => expect(d.daemon.standingBack()).toContain('kruise-daemon also writes NodeImage'));
+    await eventually(async () => expect((await eventsFor(name)).some((e) => e.reason === 'OpenKruiseConflict' && e.type === 'Warning')).toBe(true));
+    // Meanwhile nothing new starts, and nothing is written.
+    await removeImage(`${many(33)}:1.0`);
+    const cur = await nis.get(undefined, name);
+    await setImages(name, { ...cur.spec?.images, [many(33)]: { tags: [tag('1.0')] } });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(tagStatus(await nis.get(undefined, name), many(33), '1.0')).toBeUndefined();
+    // Quiet for conflictQuietMs: the puller carries on.
+    const s = await final(name, many(33), '1.0', 30_000);
+    expect(s.phase).toBe('Succeeded');
+    expect(d.daemon.standingBack()).toBeUndefined();
+  });
+
   it('waits quietly for a NodeImage that does not exist yet, then pulls what it asks for', async () => {
     const name = node('basic');
     const d = daemon(name);

@@ -6,10 +6,13 @@ import type { KubeObject } from '../../api/types/common.js';
 import type { ContainerRecreateRequest } from '../../api/types/containerrecreaterequest.js';
 import type { Pod } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
+import { DEFAULT_KRUISE_NAMESPACE } from '../../api/installation.js';
 import { restartManager } from '../../hack/kruise.js';
 import { apiVersionOf, core, Resource, type ResourceType } from '../../kube/resource.js';
+import { updateWithRetry } from '../../kube/write.js';
 import { completedCrr, container, crrSpec, podSpec, runningPod } from '../helpers/crr.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, kruise, restClient } from '../helpers/kube.js';
+import { installation } from '../helpers/manager.js';
 import { fixtureFile, kubectl, OPENKRUISE_NAMESPACE, OpenKruiseWebhookStandIn, openKruiseObjects } from '../helpers/openkruise.js';
 
 // kruise-ts beside OpenKruise v1.9 installed with KruiseDaemon=false: OpenKruise's own objects
@@ -152,4 +155,38 @@ describe('kruise-ts beside OpenKruise v1.9 (KruiseDaemon=false)', () => {
     expect(standIn.calls.slice(callsBefore)).toContain('/mutate-pod');
     expect(await versions()).toEqual(before);
   }, 240_000);
+
+  it("stands back while OpenKruise's controllers for these kinds run, says so, and carries on once they stop", async () => {
+    const deployments = new Resource<KubeObject & { spec?: { replicas?: number; template?: { spec?: { containers?: Array<{ args?: string[] }> } } } }>(rest, {
+      group: 'apps',
+      version: 'v1',
+      plural: 'deployments',
+      kind: 'Deployment',
+      namespaced: true,
+    });
+    const health = installation().manager.healthPort;
+    const readyz = async (): Promise<string> => (await fetch(`http://127.0.0.1:${health}/readyz`)).text();
+    const setGates = (gates: string, replicas: number) =>
+      updateWithRetry(deployments, OPENKRUISE_NAMESPACE, 'kruise-controller-manager', (d) => {
+        const [c] = d.spec?.template?.spec?.containers ?? [];
+        if (!c) return undefined;
+        const args = [...(c.args ?? []).filter((a) => !a.startsWith('--feature-gates=')), `--feature-gates=${gates}`];
+        return { ...d, spec: { ...d.spec, replicas, template: { ...d.spec?.template, spec: { ...d.spec?.template?.spec, containers: [{ ...c, args }] } } } };
+      });
+    // OpenKruise's manager with KruiseDaemon on (its default): its controllers would write the
+    // same NodeImages, jobs and CRRs.
+    await setGates('ImagePullJobGate=true', 1);
+    try {
+      await eventually(async () => expect(await readyz()).toContain('KruiseDaemon is on'), 45_000, 500);
+      const events = await new Resource<KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }>(rest, core.events).list(DEFAULT_KRUISE_NAMESPACE);
+      expect(events.items.some((e) => e.reason === 'OpenKruiseConflict' && e.involvedObject?.name === 'kruise-ts-manager' && (e.message ?? '').includes('KruiseDaemon is on'))).toBe(true);
+      await jobs.create({ metadata: { name: 'waits', namespace: ns }, spec: { image: `${env.registryOpen}/many-062:1.0`, selector: { names: [env.nodes[0]?.name ?? ''] }, completionPolicy: { type: 'Always' } } });
+      await new Promise((r) => setTimeout(r, 5_000));
+      expect((await jobs.get(ns, 'waits')).status).toBeUndefined();
+    } finally {
+      await setGates('KruiseDaemon=false', 0);
+    }
+    await eventually(async () => expect(await readyz()).toBe('ok'), 45_000, 500);
+    await eventually(async () => expect((await jobs.get(ns, 'waits')).status?.completionTime).toBeDefined(), 60_000, 500);
+  }, 180_000);
 });

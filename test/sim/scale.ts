@@ -20,7 +20,7 @@ import { cpuSeconds, rssMiB } from '../../hack/bench/proc.js';
 import { record } from '../../hack/bench/stats.js';
 import { FakeRuntime } from './fake-runtime.js';
 import { DEFAULT_DAEMON_CONFIG_NAMESPACE } from '../../api/installation.js';
-import { kruise } from '../../kube/kruise.js';
+import { discoverKruise } from '../../kube/kruise.js';
 
 interface SimEnv {
   kubeconfig: string;
@@ -56,6 +56,8 @@ rootLogger('error');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const admin = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
+// The kinds in the versions the cluster serves (OpenKruise's CRDs, too).
+const { api: kruise } = await discoverKruise(admin);
 const nis = new Resource<NodeImage & KubeObject>(admin, kruise.nodeImages);
 const jobs = new Resource<ImagePullJob & KubeObject>(admin, kruise.imagePullJobs);
 const managerPid = (JSON.parse(readFileSync(join(env.envDir, 'kruise', 'installation.json'), 'utf8')) as { manager: { pid: number } }).manager.pid;
