@@ -74,6 +74,7 @@ export function allows(g: Grant, a: Access): boolean {
  */
 export const RARE_PATHS: ReadonlyArray<Omit<Grant, 'namespace'> & { why: string }> = [
   { identity: 'daemon', verb: 'get', group: 'apps.kruise.io', resource: 'containerrecreaterequests', why: 're-reads a CRR whose status write met a conflict' },
+  { identity: 'daemon', verb: 'get', group: 'apps.kruise.io', resource: 'nodeimages', why: 're-reads its NodeImage when a status write met a conflict (another writer, or a spec change)' },
   { identity: 'daemon', verb: 'patch', group: '', resource: 'events', why: 'an event repeated within the aggregation window is counted up, not created again' },
   { identity: 'manager', verb: 'patch', group: '', resource: 'events', why: 'an event repeated within the aggregation window is counted up, not created again' },
 ];
