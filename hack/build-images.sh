@@ -18,28 +18,8 @@ source "$(dirname "$0")/lib/env.sh"
 
 IMG_CACHE=$CACHE_DIR/images
 MANY=${KRUISE_TS_MANY_IMAGES:-100}
-mkdir -p "$IMG_CACHE/layers"
 
-sha() { sha256sum "$1" | cut -d' ' -f1; }
-size() { stat -c %s "$1"; }
-
-# layer NAME CMD...: runs CMD with $ROOTFS as an empty folder to fill, then makes a reproducible
-# gzip layer; prints "<diff_id> <digest> <size>" and caches the result by NAME.
-layer() {
-  local name=$1; shift
-  local out="$IMG_CACHE/layers/$name"
-  if [ ! -f "$out.meta" ]; then
-    local tmp; tmp=$(mktemp -d)
-    ROOTFS="$tmp/rootfs"; mkdir -p "$ROOTFS"
-    "$@"
-    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$ROOTFS" -cf "$tmp/layer.tar" .
-    gzip -n -1 -c "$tmp/layer.tar" > "$out.tar.gz.tmp"
-    echo "$(sha "$tmp/layer.tar") $(sha "$out.tar.gz.tmp") $(size "$out.tar.gz.tmp")" > "$out.meta.tmp"
-    mv "$out.tar.gz.tmp" "$out.tar.gz"; mv "$out.meta.tmp" "$out.meta"
-    rm -rf "$tmp"
-  fi
-  cat "$out.meta"
-}
+source "$(dirname "$0")/lib/oci.sh"
 
 fill_busybox() {
   mkdir -p "$ROOTFS"/{bin,etc,tmp,root}
@@ -52,43 +32,10 @@ fill_busybox() {
 fill_text() { mkdir -p "$ROOTFS/etc"; printf '%s\n' "$1" > "$ROOTFS/etc/kruise-ts-image"; }
 fill_random() { mkdir -p "$ROOTFS/data"; head -c "$1" /dev/urandom > "$ROOTFS/data/blob.bin"; }
 
-# layout DIR TAG ENTRYPOINT_JSON CMD_JSON LAYER_NAME...: writes an OCI layout (once).
-layout() {
+# image DIR TAG ENTRYPOINT_JSON CMD_JSON LAYER_NAME...: a test image's OCI layout (once).
+image() {
   local dir=$1 tag=$2 ep=$3 cmd=$4; shift 4
-  [ -f "$dir/index.json" ] && return 0
-  rm -rf "$dir"; mkdir -p "$dir/blobs/sha256"
-  local diff_ids="" layers="" n meta d g s
-  for n in "$@"; do
-    meta=$(cat "$IMG_CACHE/layers/$n.meta"); read -r d g s <<<"$meta"
-    cp "$IMG_CACHE/layers/$n.tar.gz" "$dir/blobs/sha256/$g"
-    diff_ids="$diff_ids${diff_ids:+,}\"sha256:$d\""
-    layers="$layers${layers:+,}{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"sha256:$g\",\"size\":$s}"
-  done
-  printf '{"imageLayoutVersion":"1.0.0"}' > "$dir/oci-layout"
-  local tmp; tmp=$(mktemp -d)
-  printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Entrypoint":%s,"Cmd":%s},"rootfs":{"type":"layers","diff_ids":[%s]}}' \
-    "$ep" "$cmd" "$diff_ids" > "$tmp/config.json"
-  local cfg; cfg=$(sha "$tmp/config.json"); cp "$tmp/config.json" "$dir/blobs/sha256/$cfg"
-  printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[%s]}' \
-    "$cfg" "$(size "$tmp/config.json")" "$layers" > "$tmp/manifest.json"
-  local man; man=$(sha "$tmp/manifest.json"); cp "$tmp/manifest.json" "$dir/blobs/sha256/$man"
-  printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"org.opencontainers.image.ref.name":"%s"}}]}' \
-    "$man" "$(size "$tmp/manifest.json")" "$tag" > "$dir/index.json"
-  rm -rf "$tmp"
-}
-
-# push DIR TAG DEST [CREDS]: pushes unless the registry already has DEST.
-push() {
-  local dir=$1 tag=$2 dest=$3 creds=${4:-}
-  local host=${dest%%/*} rest=${dest#*/}
-  local repo=${rest%:*} rtag=${rest##*:}
-  local auth=(); [ -n "$creds" ] && auth=(-u "$creds")
-  if curl -fsS -o /dev/null "${auth[@]}" -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
-      "http://$host/v2/$repo/manifests/$rtag" 2>/dev/null; then
-    return 0
-  fi
-  local dc=(); [ -n "$creds" ] && dc=(--dest-creds "$creds")
-  skopeo copy -q --insecure-policy --dest-tls-verify=false "${dc[@]}" "oci:$dir:$tag" "docker://$dest" >/dev/null
+  layout "$dir" "$tag" "{\"Env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"],\"Entrypoint\":$ep,\"Cmd\":$cmd}" "$@"
 }
 
 BB='["/bin/sh","-c"]'; SLEEP='["sleep infinity"]'
@@ -98,11 +45,11 @@ layer v11 fill_text "busybox 1.1" >/dev/null
 layer private fill_text "private" >/dev/null
 layer big fill_random 52428800 >/dev/null
 
-layout "$IMG_CACHE/busybox-1.0" 1.0 "$BB" "$SLEEP" busybox
-layout "$IMG_CACHE/busybox-1.1" 1.1 "$BB" "$SLEEP" busybox v11
-layout "$IMG_CACHE/pause-1.0" 1.0 '["/bin/sleep"]' '["infinity"]' busybox
-layout "$IMG_CACHE/big-1.0" 1.0 "$BB" "$SLEEP" busybox big
-layout "$IMG_CACHE/private-1.0" 1.0 "$BB" "$SLEEP" busybox private
+image "$IMG_CACHE/busybox-1.0" 1.0 "$BB" "$SLEEP" busybox
+image "$IMG_CACHE/busybox-1.1" 1.1 "$BB" "$SLEEP" busybox v11
+image "$IMG_CACHE/pause-1.0" 1.0 '["/bin/sleep"]' '["infinity"]' busybox
+image "$IMG_CACHE/big-1.0" 1.0 "$BB" "$SLEEP" busybox big
+image "$IMG_CACHE/private-1.0" 1.0 "$BB" "$SLEEP" busybox private
 
 push "$IMG_CACHE/busybox-1.0" 1.0 "$REG_OPEN/busybox:1.0"
 push "$IMG_CACHE/busybox-1.0" 1.0 "$REG_OPEN/busybox:latest"
@@ -112,8 +59,8 @@ push "$IMG_CACHE/big-1.0" 1.0 "$REG_OPEN/big:1.0"
 push "$IMG_CACHE/private-1.0" 1.0 "$REG_AUTH/private/busybox:1.0" "$REG_USER:$REG_PASS"
 layer nginx125 fill_text "nginx 1.25 stand-in" >/dev/null
 layer nginx126 fill_text "nginx 1.26 stand-in" >/dev/null
-layout "$IMG_CACHE/nginx-1.25" 1.25 "$BB" "$SLEEP" busybox nginx125
-layout "$IMG_CACHE/nginx-1.26" 1.26 "$BB" "$SLEEP" busybox nginx126
+image "$IMG_CACHE/nginx-1.25" 1.25 "$BB" "$SLEEP" busybox nginx125
+image "$IMG_CACHE/nginx-1.26" 1.26 "$BB" "$SLEEP" busybox nginx126
 push "$IMG_CACHE/busybox-1.1" 1.1 "$REG_OPEN/library/busybox:1.36"
 push "$IMG_CACHE/nginx-1.25" 1.25 "$REG_OPEN/library/nginx:1.25"
 push "$IMG_CACHE/nginx-1.26" 1.26 "$REG_OPEN/library/nginx:1.26"
@@ -121,10 +68,10 @@ push "$IMG_CACHE/nginx-1.26" 1.26 "$REG_OPEN/library/nginx:1.26"
 many_one() {
   local n; n=$(printf '%03d' "$1")
   layer "many-$n" fill_random 1048576 >/dev/null
-  layout "$IMG_CACHE/many-$n" 1.0 "$BB" "$SLEEP" busybox "many-$n"
+  image "$IMG_CACHE/many-$n" 1.0 "$BB" "$SLEEP" busybox "many-$n"
   push "$IMG_CACHE/many-$n" 1.0 "$REG_OPEN/many-$n:1.0"
 }
-export -f many_one layer layout push sha size fill_random
+export -f many_one layer layout image push sha size fill_random
 export IMG_CACHE REG_OPEN BB SLEEP
 seq 1 "$MANY" | xargs -P 4 -I{} bash -c 'set -euo pipefail; many_one {}'
 log "images ready in $REG_OPEN and $REG_AUTH ($(( $(date +%s) - start )) s): busybox:1.0/latest/1.1, pause:1.0, big:1.0, many-001..$(printf '%03d' "$MANY"):1.0, $REG_AUTH/private/busybox:1.0, library/{busybox:1.36,nginx:1.25,nginx:1.26}"

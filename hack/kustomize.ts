@@ -1,11 +1,13 @@
-// Renders this repository's kustomizations without kubectl: `resources` (files and directories
-// with their own kustomization.yaml) and `images` (name -> newName:newTag) are all deploy/ uses.
+// Renders this repository's kustomizations without kubectl: `bases` and `resources` (files, and
+// directories with their own kustomization.yaml) and `images` (name -> newName:newTag) are all
+// deploy/ uses.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { loadAll, load } from 'js-yaml';
 import type { KubeObject } from '../api/types/common.js';
 
 interface Kustomization {
+  bases?: string[];
   resources?: string[];
   images?: Array<{ name: string; newName?: string; newTag?: string }>;
 }
@@ -22,7 +24,7 @@ export function render(dir: string): Rendered[] {
   if (!existsSync(file)) throw new Error(`${dir} has no kustomization.yaml`);
   const k = (load(readFileSync(file, 'utf8')) ?? {}) as Kustomization;
   const out: Rendered[] = [];
-  for (const r of k.resources ?? []) {
+  for (const r of [...(k.bases ?? []), ...(k.resources ?? [])]) {
     const p = join(dir, r);
     if (statSync(p).isDirectory()) out.push(...render(p));
     else out.push(...(loadAll(readFileSync(p, 'utf8')) as Rendered[]).filter((d) => d !== null && d !== undefined));

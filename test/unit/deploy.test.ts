@@ -6,7 +6,7 @@ import { DAEMON_V8_FLAGS } from '../../hack/daemon-v8.js';
 import { deployDir, render, type Rendered } from '../../hack/kustomize.js';
 
 const all = render(deployDir());
-const base = render(join(deployDir(), 'base'));
+const withoutPolicy = render(join(deployDir(), 'without-policy'));
 const find = (objs: Rendered[], kind: string, name: string): Rendered => {
   const o = objs.find((x) => x.kind === kind && x.metadata?.name === name);
   if (!o) throw new Error(`${kind} ${name} not rendered`);
@@ -39,15 +39,15 @@ describe('deploy/ (kubectl apply -k deploy/)', () => {
     ]) {
       expect(kinds).toContain(k);
     }
-    // Clusters older than 1.30 install deploy/base: everything but the policy.
-    expect(base.some((o) => o.kind?.startsWith('ValidatingAdmissionPolicy'))).toBe(false);
-    expect(base.length).toBe(all.length - 2);
+    // Clusters older than 1.30 install deploy/without-policy: everything but the policy.
+    expect(withoutPolicy.some((o) => o.kind?.startsWith('ValidatingAdmissionPolicy'))).toBe(false);
+    expect(withoutPolicy.length).toBe(all.length - 2);
   });
 
   it('sets the image in one place', () => {
     const images = [find(all, 'Deployment', 'kruise-ts-manager'), find(all, 'DaemonSet', 'kruise-ts-daemon')].map((o) => container(o)['image']);
     expect(images).toEqual(['ghcr.io/kruise-ts/kruise-ts:0.1.0', 'ghcr.io/kruise-ts/kruise-ts:0.1.0']);
-    const kustomizations = ['kustomization.yaml', 'base/kustomization.yaml', 'policy/kustomization.yaml', 'crds/kustomization.yaml'];
+    const kustomizations = ['kustomization.yaml', 'base/kustomization.yaml', 'policy/kustomization.yaml', 'crds/kustomization.yaml', 'without-policy/kustomization.yaml'];
     expect(kustomizations.filter((f) => readFileSync(join(deployDir(), f), 'utf8').includes('newTag'))).toEqual(['base/kustomization.yaml']);
   });
 
@@ -83,7 +83,7 @@ describe('deploy/ (kubectl apply -k deploy/)', () => {
   });
 
   it('grants least privilege: the daemon reads secrets only in kruise-ts-daemon-config and writes only status; the manager writes secrets only there', () => {
-    const g = grants(base);
+    const g = grants(withoutPolicy);
     const secrets = g.filter((x) => x.resource === 'secrets');
     expect(secrets.filter((x) => x.identity === 'daemon')).toEqual([{ identity: 'daemon', namespace: 'kruise-ts-daemon-config', group: '', resource: 'secrets', verb: 'get' }]);
     const managerWrites = secrets.filter((x) => x.identity === 'manager' && !['get', 'list', 'watch'].includes(x.verb));
@@ -94,15 +94,15 @@ describe('deploy/ (kubectl apply -k deploy/)', () => {
   });
 
   it('the RBAC check finds both a refused call and an unused grant', () => {
-    const used: Access[] = grants(base).map((x) => ({ identity: x.identity, verb: x.verb, group: x.group, resource: x.resource, namespace: x.namespace === '' ? 'ns' : x.namespace, name: x.resourceNames?.[0] ?? 'n' }));
-    expect(check(base, used)).toEqual({ refused: [], unused: [], staleRare: [] });
+    const used: Access[] = grants(withoutPolicy).map((x) => ({ identity: x.identity, verb: x.verb, group: x.group, resource: x.resource, namespace: x.namespace === '' ? 'ns' : x.namespace, name: x.resourceNames?.[0] ?? 'n' }));
+    expect(check(withoutPolicy, used)).toEqual({ refused: [], unused: [], staleRare: [] });
     const extra: Access = { identity: 'daemon', verb: 'delete', group: 'apps.kruise.io', resource: 'nodeimages', namespace: '', name: 'n1' };
-    expect(check(base, [...used, extra]).refused).toEqual([extra]);
+    expect(check(withoutPolicy, [...used, extra]).refused).toEqual([extra]);
     const listWatch = (a: Access): boolean => a.identity === 'daemon' && a.resource === 'nodeimages' && a.verb === 'list';
-    expect(check(base, used.filter((a) => !listWatch(a))).unused).toEqual([expect.objectContaining({ identity: 'daemon', resource: 'nodeimages', verb: 'list' })]);
+    expect(check(withoutPolicy, used.filter((a) => !listWatch(a))).unused).toEqual([expect.objectContaining({ identity: 'daemon', resource: 'nodeimages', verb: 'list' })]);
     // A rare path (timing decides whether a run takes it) is not unused when a run did not take it.
     const rare = (a: Access): boolean => a.identity === 'daemon' && a.resource === 'events' && a.verb === 'patch';
-    expect(check(base, used.filter((a) => !rare(a))).unused).toEqual([]);
+    expect(check(withoutPolicy, used.filter((a) => !rare(a))).unused).toEqual([]);
     expect(RARE_PATHS.every((r) => r.why.length > 0)).toBe(true);
   });
 
