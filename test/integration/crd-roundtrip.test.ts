@@ -109,7 +109,12 @@ describe('CRDs in the real API server', () => {
         expect(c['statusContext']).toEqual({ containerID: byName[c['name'] as string]?.containerID, restartCount: 0 });
       }
       expect(spec.strategy).toMatchObject({ failurePolicy: 'Fail', orderedRecreate: true, terminationGracePeriodSeconds: 2, minStartedSeconds: 1 });
-      // The installed daemon executes the CRR and writes its status too: re-read on conflict.
+      // The installed daemon executes the CRR; once it has finished it writes nothing more, so what
+      // follows is the only writer and the answer is exactly what was written.
+      await eventually(async () => {
+        const phase = ((await res.get(ns, 'roundtrip')).status as { phase?: string } | undefined)?.phase;
+        if (phase !== 'Completed' && phase !== 'Failed') throw new Error(`CRR phase ${phase ?? 'none'}`);
+      }, 60_000, 250);
       const full = fullContainerRecreateRequest.status;
       let expected: unknown = full;
       if (kruise.crrs.version === 'v1alpha1') {
