@@ -42,6 +42,7 @@ cat > "$ENV_DIR/env.json" <<JSON
   "restrictedKubeconfig": "$KUBE_DIR/kubeconfig-restricted",
   "apiServer": "https://127.0.0.1:$APISERVER_PORT",
   "kubectl": "$K8S_BIN_DIR/kubectl",
+  "auditLog": "$KUBE_DIR/logs/audit.log",
   "nodes": [$nodes_json]
 }
 JSON

@@ -13,6 +13,7 @@ import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { down, up, type LocalEnv } from '../kruise.js';
 import { percentile } from './stats.js';
+import { defaultServiceAccount } from '../wait.js';
 
 interface PodStatus {
   containerStatuses?: Array<{ ready?: boolean; state?: { running?: unknown } }>;
@@ -119,6 +120,7 @@ const rows: string[] = [];
 const totals: string[] = [];
 try {
   await namespaces.create({ metadata: { name: ns } });
+  await defaultServiceAccount(rest, ns);
   const all = [...seqNames, ...burstNames, ...fastNames];
   for (let i = 0; i < all.length; i += 10) await Promise.all(all.slice(i, i + 10).map((n, j) => pods.create(pod(n, nodes[(i + j) % nodes.length] ?? ''))));
   await allRunning(all);

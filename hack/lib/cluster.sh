@@ -24,7 +24,7 @@ cluster_pki() {
       openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=kruise-ts-ca" -keyout ca.key -out ca.crt \
         -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
       openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" -keyout apiserver.key -out apiserver.csr 2>/dev/null
-      printf 'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n' > apiserver.ext
+      printf 'subjectAltName=IP:127.0.0.1,IP:%s,IP:%s,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n' "$API_IP" "$KUBERNETES_SVC_IP" > apiserver.ext
       openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -extfile apiserver.ext -out apiserver.crt 2>/dev/null
       printf 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n' > client.ext
       openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=admin-cert" -keyout admin.key -out admin.csr 2>/dev/null
@@ -75,8 +75,30 @@ KC
   chmod 600 "$KUBE_DIR"/kubeconfig*
 }
 
+# network_up / network_down: this environment's addresses on the loopback interface, and the one
+# Service pods here need routed, `kubernetes`, as kube-proxy would route it: only host-network pods
+# run on these nodes, the API server reaches webhooks through Service endpoints on its own
+# (--enable-aggregator-routing), so a single static rule replaces kube-proxy.
+network_up() {
+  local ip
+  for ip in "$API_IP" $(for i in $(seq 1 "$NODES"); do node_ip "$i"; done); do
+    ip -o addr show dev lo | grep -q " $ip/32 " || ip addr add "$ip/32" dev lo
+  done
+  local rule=(OUTPUT -d "$KUBERNETES_SVC_IP/32" -p tcp --dport 443 -j DNAT --to-destination "$API_IP:$APISERVER_PORT")
+  iptables -t nat -C "${rule[@]}" 2>/dev/null || iptables -t nat -A "${rule[@]}"
+}
+
+network_down() {
+  local ip
+  iptables -t nat -D OUTPUT -d "$KUBERNETES_SVC_IP/32" -p tcp --dport 443 -j DNAT --to-destination "$API_IP:$APISERVER_PORT" 2>/dev/null || true
+  for ip in "$API_IP" $(for i in $(seq 1 "$NODES"); do node_ip "$i"; done); do
+    ip addr del "$ip/32" dev lo 2>/dev/null || true
+  done
+}
+
 control_plane_up() {
   mkdir -p "$KUBE_DIR"/{logs,pids}
+  network_up
   cluster_pki
   local p=$KUBE_DIR/pki
   if ! pid_alive "$KUBE_DIR/pids/etcd.pid"; then
@@ -91,17 +113,28 @@ control_plane_up() {
   WAIT_PIDFILE=$KUBE_DIR/pids/etcd.pid wait_for etcd 30 sh -c "curl -fsS http://127.0.0.1:$ETCD_CLIENT_PORT/health | grep -q '\"health\":\"true\"'" \
     || fail_with_log etcd "$KUBE_DIR/logs/etcd.log"
   if ! pid_alive "$KUBE_DIR/pids/kube-apiserver.pid"; then
+    # What kruise-ts's pods call, by their ServiceAccounts, for check-rbac (hack/check-rbac.ts --audit).
+    cat > "$KUBE_DIR/audit-policy.yaml" <<'YAML'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  userGroups: ["system:serviceaccounts:kruise-ts-system"]
+- level: None
+YAML
     port_free "$APISERVER_PORT" || die "port $APISERVER_PORT (kube-apiserver) is in use; set KRUISE_TS_PORT_OFFSET"
     start_daemon kube-apiserver "$KUBE_DIR/pids/kube-apiserver.pid" "$KUBE_DIR/logs/kube-apiserver.log" \
       "$K8S_BIN_DIR/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_CLIENT_PORT" \
-      --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" --insecure-port 0 \
+      --bind-address 0.0.0.0 --advertise-address "$API_IP" --secure-port "$APISERVER_PORT" --insecure-port 0 \
       --endpoint-reconciler-type none --cert-dir "$p" --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" \
       --client-ca-file "$p/ca.crt" --token-auth-file "$p/tokens.csv" --authorization-mode "${KRUISE_TS_AUTHZ:-RBAC}" \
       --service-account-issuer https://kubernetes.default.svc.cluster.local \
       --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
-      --service-cluster-ip-range 10.0.0.0/24 --disable-admission-plugins ServiceAccount --allow-privileged=true \
+      --service-cluster-ip-range "$SERVICE_CIDR" --allow-privileged=true \
       --max-requests-inflight 3000 --max-mutating-requests-inflight 1000 --profiling=false --v 1 \
-      --enable-aggregator-routing=true
+      --enable-aggregator-routing=true --kubelet-preferred-address-types InternalIP,Hostname \
+      --audit-policy-file "$KUBE_DIR/audit-policy.yaml" --audit-log-path "$KUBE_DIR/logs/audit.log" --audit-log-maxsize 200
   fi
   WAIT_PIDFILE=$KUBE_DIR/pids/kube-apiserver.pid wait_for kube-apiserver 90 curl -fsS --cacert "$p/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" \
     "https://127.0.0.1:$APISERVER_PORT/readyz" || fail_with_log kube-apiserver "$KUBE_DIR/logs/kube-apiserver.log"
@@ -114,7 +147,7 @@ control_plane_up() {
       --leader-elect=false --controllers '*' --use-service-account-credentials=false \
       --service-account-private-key-file "$p/sa.key" --root-ca-file "$p/ca.crt" \
       --cluster-signing-cert-file "$p/ca.crt" --cluster-signing-key-file "$p/ca.key" \
-      --service-cluster-ip-range 10.0.0.0/24 --profiling=false --v 1
+      --service-cluster-ip-range "$SERVICE_CIDR" --profiling=false --v 1
   fi
   WAIT_PIDFILE=$KUBE_DIR/pids/kube-controller-manager.pid wait_for kube-controller-manager 60 curl -fsSk "https://127.0.0.1:$KCM_PORT/healthz" \
     || fail_with_log kube-controller-manager "$KUBE_DIR/logs/kube-controller-manager.log"
@@ -233,7 +266,7 @@ CFG
   [ -e "$ENV_DIR/var-lib-kubelet-existed" ] || { [ -d /var/lib/kubelet ] && echo yes || echo no; } > "$ENV_DIR/var-lib-kubelet-existed"
   start_daemon "kubelet $name" "$d/kubelet.pid" "$d/kubelet.log" "$K8S_BIN_DIR/kubelet" \
     --config="$d/config.yaml" --kubeconfig="$d/kubeconfig" --root-dir="$d/root" --cert-dir="$d/pki" \
-    --hostname-override="$name" --container-runtime=remote \
+    --hostname-override="$name" --node-ip="$(node_ip "$i")" --container-runtime=remote \
     --container-runtime-endpoint="unix://$(node_dir "$i")/ctrd/containerd.sock" \
     --pod-infra-container-image="$PAUSE_IMAGE" --register-node=true --v=1
 }
@@ -298,5 +331,6 @@ cluster_down() {
   stop_pidfile "$KUBE_DIR/pids/kube-controller-manager.pid" 10
   stop_pidfile "$KUBE_DIR/pids/kube-apiserver.pid" 10
   stop_pidfile "$KUBE_DIR/pids/etcd.pid" 10
+  network_down
   rm -rf "$KUBE_DIR"
 }

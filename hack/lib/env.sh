@@ -38,6 +38,14 @@ RESTRICTED_TOKEN=kruise-ts-restricted-token
 SYSCTL_SAVE=/tmp/kubelet-lab.sysctl.orig
 
 node_name() { echo "node-$1"; }
+# Addresses of this environment, on the host's loopback interface: the API server's (where the
+# `kubernetes` Service leads) and one per node, which its host-network pods bind to, so two nodes
+# on one host never share a port. The Service range is this environment's own too.
+NET_ID=$(( KRUISE_TS_PORT_OFFSET / 100 % 250 ))
+API_IP=10.245.$NET_ID.1
+SERVICE_CIDR=10.96.$NET_ID.0/24
+KUBERNETES_SVC_IP=10.96.$NET_ID.1
+node_ip() { echo "10.245.$NET_ID.$((10 + $1))"; }
 node_dir() { echo "$ENV_DIR/node-$1"; }
 kubelet_port() { echo $((10350 + 100 * ($1 - 1) + KRUISE_TS_PORT_OFFSET)); }
 kubelet_healthz_port() { echo $((10348 + 100 * ($1 - 1) + KRUISE_TS_PORT_OFFSET)); }

@@ -1,3 +1,4 @@
+import { defaultServiceAccount } from '../../hack/wait.js';
 import { kruiseApiFor, type KruiseApi, type KruiseVersions } from '../../kube/kruise.js';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { RestClient, type RestClientOptions } from '../../kube/rest.js';
@@ -13,6 +14,8 @@ export interface ClusterEnv {
   apiServer: string;
   /** kubectl built with the local cluster's binaries (hack/build-kube.sh). */
   kubectl: string;
+  /** The API server's audit log of kruise-ts's ServiceAccounts' requests (hack/lib/cluster.sh). */
+  auditLog: string;
   nodes: Array<{ name: string; criSocket: string; containerdDir: string }>;
 }
 
@@ -35,6 +38,7 @@ export function restClient(server?: string, opts: RestClientOptions = {}): RestC
 export async function createNamespace(rest: RestClient, label: string): Promise<string> {
   const name = `${clusterEnv().envName}-${label}-${Math.random().toString(36).slice(2, 7)}`;
   await new Resource<KubeObject>(rest, core.namespaces).create({ metadata: { name } });
+  await defaultServiceAccount(rest, name);
   return name;
 }
 

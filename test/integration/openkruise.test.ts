@@ -11,6 +11,7 @@ import { restartManager } from '../../hack/kruise.js';
 import { apiVersionOf, core, Resource, type ResourceType } from '../../kube/resource.js';
 import { updateWithRetry } from '../../kube/write.js';
 import { completedCrr, container, crrSpec, podSpec, runningPod } from '../helpers/crr.js';
+import { defaultServiceAccount } from '../../hack/wait.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, kruise, restClient } from '../helpers/kube.js';
 import { installation } from '../helpers/manager.js';
 import { fixtureFile, kubectl, OPENKRUISE_NAMESPACE, OpenKruiseWebhookStandIn, openKruiseObjects } from '../helpers/openkruise.js';
@@ -65,6 +66,7 @@ beforeAll(async () => {
   // the CA, so the cluster's pods never meet a webhook that cannot answer.
   const [hooks, others] = [fixture.filter((o) => configurationNames.includes(o.metadata?.name ?? '')), fixture.filter((o) => !configurationNames.includes(o.metadata?.name ?? ''))];
   kubectl(env.kubectl, env.kubeconfig, ['apply', '-f', '-'], others.map((o) => dump(o)).join('---\n'));
+  await defaultServiceAccount(rest, OPENKRUISE_NAMESPACE);
   await pods.create({
     metadata: { name: 'kruise-manager-stand-in', namespace: OPENKRUISE_NAMESPACE, labels: { 'control-plane': 'controller-manager' } },
     spec: { ...podSpec(OPENKRUISE_NAMESPACE, 'x', env.nodes[0]?.name ?? '', [container('manager', ['sleep', 'infinity'])]).spec, terminationGracePeriodSeconds: 0 },
