@@ -12,10 +12,13 @@ import { RestClient } from '../kube/rest.js';
 import { startupKruiseApi } from '../kube/startup.js';
 import { version } from '../kube/version.js';
 import { CriClient } from './cri/client.js';
-import { detectRuntime } from './cri/endpoint.js';
+import { detectRuntime, socketAccepts } from './cri/endpoint.js';
 import { Daemon } from './daemon.js';
 import { DaemonMetrics } from './metrics.js';
 import { daemonFlags, explicitEndpoint } from './options.js';
+
+/** How long the runtime's socket may refuse connections before /healthz asks for a restart. */
+const RUNTIME_GONE_MS = 30_000;
 
 async function main(): Promise<number> {
   let flags;
@@ -46,6 +49,7 @@ async function main(): Promise<number> {
   let rest: RestClient;
   let cri: CriClient;
   let api: KruiseApi;
+  let runtimeEndpoint = '';
   try {
     rest = new RestClient(loadClusterAccess(flags.kubeconfig), {
       qps: flags.qps,
@@ -56,6 +60,7 @@ async function main(): Promise<number> {
     const endpoint = explicitEndpoint(flags.runtimeEndpoint, flags.socketFile, flags.hostRoot);
     const runtime = await detectRuntime({ endpoint: endpoint || undefined, hostRoot: flags.hostRoot });
     log.info('container runtime found', { node, endpoint: runtime.endpoint, runtime: `${runtime.runtimeName} ${runtime.runtimeVersion}` });
+    runtimeEndpoint = runtime.endpoint;
     cri = new CriClient(runtime.endpoint);
     api = await startupKruiseApi(rest, ['nodeImages', 'crrs']);
   } catch (err) {
@@ -79,16 +84,26 @@ async function main(): Promise<number> {
   });
   let server;
   try {
-    server = await serveOps(
-      flags.addr,
-      metrics.registry,
-      [
+    // Alive while the runtime's socket took a new connection within RUNTIME_GONE_MS: a daemon
+    // whose runtime socket is gone is restarted by its liveness probe, and finds it again on start.
+    let socketSeenAt = Date.now();
+    server = await serveOps(flags.addr, metrics.registry, {
+      ready: [
         { name: 'nodeImageInformerSynced', check: () => assertSynced(daemon.nodeImageInformer.hasSynced()) },
         { name: 'crrInformerSynced', check: () => assertSynced(daemon.crrInformer.hasSynced()) },
         { name: 'soleStatusWriter', check: () => assertAlone(daemon.standingBack()) },
         { name: 'containerRuntime', check: async () => void (await cri.runtime('Version', { version: 'v1' }, { timeoutMs: 2000, waitForReady: false })) },
       ],
-    );
+      live: [
+        {
+          name: 'containerRuntimeSocket',
+          check: async () => {
+            if (await socketAccepts(runtimeEndpoint, 2000)) socketSeenAt = Date.now();
+            else if (Date.now() - socketSeenAt > RUNTIME_GONE_MS) throw new Error(`${runtimeEndpoint} has taken no connection for ${Math.round((Date.now() - socketSeenAt) / 1000)} s`);
+          },
+        },
+      ],
+    });
   } catch (err) {
     log.error((err as Error).message, errorFields(err));
     return 1;

@@ -30,11 +30,10 @@ async function runChecks(checks: readonly Check[]): Promise<{ failed?: string; w
 }
 
 /**
- * /healthz (liveness: the process answers, as upstream's ping check), /readyz (readiness) and
- * /metrics on one port. A failing readiness check answers 500 with upstream's wording
- * "check <name> failed, err: <err>".
+ * /healthz (liveness), /readyz (readiness) and /metrics on one port. A failing check answers 500
+ * with upstream's wording "check <name> failed, err: <err>".
  */
-export async function serveOps(addr: string, registry: Registry, ready: readonly Check[]): Promise<Server> {
+export async function serveOps(addr: string, registry: Registry, checks: { ready: readonly Check[]; live?: readonly Check[] }): Promise<Server> {
   const { host, port } = parseAddr(addr);
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -42,9 +41,10 @@ export async function serveOps(addr: string, registry: Registry, ready: readonly
       res.writeHead(code, { 'Content-Type': type });
       res.end(body);
     };
-    if (path === '/healthz') reply(200, 'ok');
-    else if (path === '/readyz') {
-      void runChecks(ready).then(({ failed, warnings }) => (failed ? reply(500, failed) : reply(200, ['ok', ...warnings].join('\n'))));
+    if (path === '/healthz' || path === '/readyz') {
+      void runChecks((path === '/healthz' ? checks.live : checks.ready) ?? []).then(({ failed, warnings }) =>
+        failed ? reply(500, failed) : reply(200, ['ok', ...warnings].join('\n')),
+      );
     } else if (path === '/metrics') {
       void registry.metrics().then(
         (text) => reply(200, text, registry.contentType),

@@ -52,7 +52,8 @@ async function main(): Promise<number> {
     log.error(err instanceof Error ? err.message : String(err), errorFields(err));
     return 1;
   }
-  const identity = `${hostname()}_${randomBytes(4).toString('hex')}`;
+  // The pod's name where the Deployment gives it: replicas on the host network share a hostname.
+  const identity = `${process.env['POD_NAME'] || hostname()}_${randomBytes(4).toString('hex')}`;
   const manager = new Manager({ rest, kruise: api, flags, metrics, identity, logger: log });
   const servers: Server[] = [];
   const closeServers = (): void => {
@@ -62,11 +63,15 @@ async function main(): Promise<number> {
     }
   };
   try {
-    servers.push(await serveOps(flags.metricsAddr, metrics.registry, []));
-    servers.push(await serveOps(flags.healthAddr, metrics.registry, [
-        { name: 'manager', check: () => assertReady(manager.unready()) },
-        { name: 'openkruise', check: () => manager.openKruiseConflicts() },
-      ]));
+    servers.push(await serveOps(flags.metricsAddr, metrics.registry, { ready: [] }));
+    servers.push(
+      await serveOps(flags.healthAddr, metrics.registry, {
+        ready: [
+          { name: 'manager', check: () => assertReady(manager.unready()) },
+          { name: 'openkruise', check: () => manager.openKruiseConflicts() },
+        ],
+      }),
+    );
     await manager.startWebhook();
   } catch (err) {
     log.error(`cannot start: ${(err as Error).message}${startHint(err, flags.namespace)}`, errorFields(err));

@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { CriClient, socketPath } from './client.js';
 import { CriError } from './errors.js';
@@ -105,4 +106,24 @@ export async function detectRuntime(opts: DetectOptions = {}): Promise<DetectedR
     if (found) return { ...found, attempts };
   }
   throw new RuntimeDetectionError(attempts);
+}
+
+/**
+ * Whether the runtime's socket accepts a new connection now. The CRI client's channel can keep
+ * answering over a connection made before the socket went away (deleted or replaced); a new
+ * connection tells, as the next start of the daemon would find out.
+ */
+export function socketAccepts(endpoint: string, timeoutMs: number): Promise<boolean> {
+  const path = endpoint.replace(/^unix:\/\//, '');
+  return new Promise((resolve) => {
+    const socket = connect(path);
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
 }
