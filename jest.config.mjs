@@ -1,5 +1,6 @@
-// Three projects: `unit` needs nothing; `integration` runs against the real local environment, which
-// its global setup brings up (or reuses when KRUISE_TS_ENV_JSON names a running one); `demo` runs the
+// Four projects: `unit` needs nothing; `integration` runs against the real local environment, which
+// its global setup brings up (or reuses when KRUISE_TS_ENV_JSON names a running one); `install`
+// installs kruise-ts as pods (the image, kubectl apply -k) on a cluster of its own; `demo` runs the
 // README's main command, which brings up an environment of its own (npm test runs it after the others
 // so the two clusters do not compete for the CPU).
 const common = {
@@ -18,6 +19,13 @@ export default {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+    },
+    {
+      ...common,
+      displayName: 'install',
+      testMatch: ['<rootDir>/test/install/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/setup/install-setup.ts',
+      globalTeardown: '<rootDir>/test/setup/install-teardown.ts',
     },
     { ...common, displayName: 'demo', testMatch: ['<rootDir>/test/demo/**/*.test.ts'] },
   ],

@@ -27,6 +27,7 @@ began=$(date +%s)
   node dist/hack/bench/pull-path.js "$envjson"
   node dist/hack/bench/startup.js "$envjson"
   node dist/hack/bench/crr.js "$envjson"
+  node dist/hack/bench/install.js "$envjson"
   # The scale simulation drives the installed manager, as a cluster would, with the API budget a
   # cluster of that size gives it (the same as manager-scale's).
   node dist/hack/kruise.js up "$envjson" --rest-config-qps 1000 --rest-config-burst 2000 >&2

@@ -53,8 +53,9 @@ read -r _ _ base_size <<<"$(layer "kruise-ts-base-$node_version" fill_base)"
 read -r _ _ app_size <<<"$(layer "kruise-ts-app-$app_key" fill_app)"
 config=$(jq -c '{User: .user, WorkingDir: .workdir, Entrypoint: .entrypoint, Cmd: .cmd, Env: ["PATH=/nodejs/bin:/usr/bin:/bin", "NODE_ENV=production"]}' "$spec")
 dir=$IMG_CACHE/kruise-ts-$app_key
-layout "$dir" "$tag" "$config" "kruise-ts-base-$node_version" "kruise-ts-app-$app_key"
+# One layout per build, whatever tags it is pushed as.
+layout "$dir" build "$config" "kruise-ts-base-$node_version" "kruise-ts-app-$app_key"
 ref=$REG_OPEN/kruise-ts:$tag
-push "$dir" "$tag" "$ref"
+push "$dir" build "$ref"
 log "$ref: node $node_version, layers $(( base_size / 1048576 )) MiB + $(( app_size / 1048576 )) MiB compressed"
 echo "$ref"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's main command (npm run demo): on one Debian machine (as root) installs what is
 # missing, starts a private environment — a registry with sample images, a local Kubernetes
-# cluster with real kubelet nodes (each on its own containerd) — runs kruise-ts on it with the
-# examples of deploy/examples, shows live progress and a summary, and stops everything at the end.
+# cluster with real kubelet nodes (each on its own containerd) — installs kruise-ts on it as users
+# do (its image built here, kubectl apply -k), runs the examples of deploy/examples, shows live
+# progress and a summary, and stops everything at the end.
 # The first run builds the cluster's binaries (about 8 minutes on 2 cores); later runs start in
 # seconds.
 source "$(dirname "$0")/lib/common.sh"

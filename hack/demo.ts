@@ -1,11 +1,11 @@
-// The demo's story on a running local environment: kruise-ts installed (manager + a daemon per
-// node), the examples of deploy/examples applied, live progress, a summary.
+// The demo's story on a running local environment: kruise-ts installed as users install it (the
+// image built here, `kubectl apply -k`: a manager Deployment and a daemon pod on every node), the
+// examples of deploy/examples applied, live progress, a summary.
 //   node dist/hack/demo.js ENV_JSON
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import type { ImageListPullJob } from '../api/types/imagelistpulljob.js';
-import { installCrds } from '../kube/crds.js';
 import { kruise } from '../kube/kruise.js';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
 import { rootLogger } from '../kube/log.js';
@@ -14,11 +14,12 @@ import type { KubeObject } from '../api/types/common.js';
 import { core, Resource, type ResourceType } from '../kube/resource.js';
 import { eventuallyTrue } from './wait.js';
 import { status, watchCrr, watchJob, type Output } from '../cli/commands.js';
-import { down, up, type LocalEnv } from './kruise.js';
+import { installDir, podsUp, type PodEnv } from './install-pods.js';
+import { defaultServiceAccount } from './wait.js';
 
 rootLogger('error');
 const root = join(import.meta.dirname, '..', '..');
-const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as LocalEnv;
+const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as PodEnv;
 const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
 const out: Output = { write: (t) => void process.stdout.write(t), tty: process.stdout.isTTY === true };
 const say = (t: string): void => void process.stdout.write(`\n==> ${t}\n`);
@@ -47,11 +48,11 @@ async function apply(file: string): Promise<void> {
 const results: Array<[string, boolean]> = [];
 let failed: boolean;
 try {
-  say('installing the CRDs and kruise-ts (kruise-manager + a kruise-daemon on every node)');
-  await installCrds(rest, join(root, 'deploy', 'crds'));
-  const inst = await up(env);
-  out.write(`kruise-manager pid ${inst.manager.pid}; daemons on ${inst.daemons.map((d) => d.node).join(', ')}\n`);
+  say('installing kruise-ts: its image, then kubectl apply -k (deploy/overlays/local: a kruise-manager Deployment, a kruise-daemon on every node)');
+  const inst = await podsUp(env);
+  out.write(`${inst.image} installed with kubectl apply -k ${installDir(env)}: every pod Ready ${inst.readySeconds.toFixed(1)} s after the apply\n`);
 
+  await defaultServiceAccount(rest, 'default');
   say('ImagePullJob: pre-pull nginx:1.25 on every node (deploy/examples/imagepulljob.yaml)');
   await apply('imagepulljob.yaml');
   results.push(['ImagePullJob prewarm-nginx', (await watchJob(rest, kruise, 'default', 'prewarm-nginx', out, 300_000)) === 0]);
@@ -86,7 +87,6 @@ try {
   failed = true;
   out.write(`\ndemo failed: ${(err as Error).message}\n`);
 } finally {
-  await down(env);
   await rest.close();
 }
 process.exitCode = failed ? 1 : 0;

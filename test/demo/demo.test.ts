@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 // The README's main command, end to end and non-interactive: its own environment (registry, local
-// cluster with real nodes), kruise-ts installed, the examples applied, a summary, nothing left running.
+// cluster with real nodes), kruise-ts installed as pods from its image, the examples applied, a summary, nothing left running.
 const root = join(import.meta.dirname, '..', '..');
 
 function run(cmd: string, args: string[], env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; out: string }> {
@@ -26,6 +26,7 @@ describe('npm run demo', () => {
     const r = await run('npm', ['run', '--silent', 'demo'], { KRUISE_TS_DEMO_ENV: 'demotest', KRUISE_TS_DEMO_PORT_OFFSET: String(offset) }, 900_000);
     if (r.code !== 0) console.error(r.out.slice(-6000));
     expect(r.code).toBe(0);
+    expect(r.out).toMatch(/kruise-ts:[\w.-]+ installed with kubectl apply -k .*: every pod Ready/);
     expect(r.out).toContain('==> summary');
     for (const line of ['OK     ImagePullJob prewarm-nginx', 'OK     ImageListPullJob prewarm-base-images', 'OK     ContainerRecreateRequest restart-demo-app']) expect(r.out).toContain(line);
     expect(r.out).toContain('demo finished: everything succeeded');

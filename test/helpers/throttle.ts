@@ -7,6 +7,8 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 export class ThrottleProxy {
   private readonly sockets = new Set<Socket>();
   private paused = false;
+  /** Bytes sent to clients so far: what the registry's answers cost, resumed downloads included. */
+  sent = 0;
 
   private constructor(
     private readonly server: Server,
@@ -71,6 +73,7 @@ export class ThrottleProxy {
         if (this.paused) {
           queue.unshift(slice);
         } else if (!client.destroyed) {
+          this.sent += slice.length;
           client.write(slice);
         }
         pump();
