@@ -91,6 +91,14 @@ async function pullingEverywhere(ref: string): Promise<void> {
   }, 60_000, 250);
 }
 
+function isJsonObject(line: string): boolean {
+  try {
+    return typeof JSON.parse(line) === 'object';
+  } catch {
+    return false;
+  }
+}
+
 describe('kruise-ts installed with kubectl apply -k, as pods on real kubelets', () => {
   it('runs two manager replicas with one leader and a Ready daemon on every node, on their own ServiceAccount tokens', async () => {
     expect(await installationReady(rest, env.nodes.length)).toBe(true);
@@ -215,6 +223,19 @@ describe('kruise-ts installed with kubectl apply -k, as pods on real kubelets', 
     expect(refused).toEqual([]);
     expect(new Set(accesses.map((a) => a.identity))).toEqual(new Set(['manager', 'daemon']));
     for (const resource of ['nodeimages/status', 'imagepulljobs/status', 'containerrecreaterequests/status', 'leases']) expect(accesses.map((a) => a.resource)).toContain(resource);
+  });
+
+  it('every line the pods logged is a JSON object (what a log pipeline parses)', async () => {
+    const all = [...(await systemPods(DEFAULT_MANAGER_DEPLOYMENT)), ...(await systemPods(DAEMONSET))];
+    let lines = 0;
+    for (const p of all) {
+      const log = kubectl(env, ['-n', DEFAULT_KRUISE_NAMESPACE, 'logs', p.metadata?.name ?? '']);
+      for (const line of log.split('\n').filter((l) => l !== '')) {
+        lines++;
+        expect({ pod: p.metadata?.name, line, json: isJsonObject(line) }).toMatchObject({ json: true });
+      }
+    }
+    expect(lines).toBeGreaterThan(all.length);
   });
 
   it('kubectl delete -k removes everything it created', async () => {

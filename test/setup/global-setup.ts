@@ -59,7 +59,11 @@ export default async function globalSetup(): Promise<void> {
   mkdirSync(join(root, '.test-output'), { recursive: true });
   process.env['KRUISE_TS_ACCESS_LOG'] = join(root, '.test-output', 'access.jsonl');
   writeFileSync(process.env['KRUISE_TS_ACCESS_LOG'], '');
-  execFileSync(process.execPath, [join(root, 'dist', 'hack', 'kruise.js'), 'up', process.env['KRUISE_TS_ENV_JSON'] ?? ''], { stdio: 'inherit' });
+  // A run that was killed leaves its installation behind (processes, the lease, the certificate
+  // Secret): this one starts as a first installation does, so its recorded calls are a first one's.
+  const kruiseJs = join(root, 'dist', 'hack', 'kruise.js');
+  execFileSync(process.execPath, [kruiseJs, 'down', process.env['KRUISE_TS_ENV_JSON'] ?? ''], { stdio: 'inherit' });
+  execFileSync(process.execPath, [kruiseJs, 'up', process.env['KRUISE_TS_ENV_JSON'] ?? ''], { stdio: 'inherit' });
 }
 
 /**

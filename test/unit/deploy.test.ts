@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deployWebhookConfigurations } from '../../manager/webhook/configurations.js';
@@ -73,6 +74,11 @@ describe('deploy/ (kubectl apply -k deploy/)', () => {
     expect(c).toHaveProperty('resources.limits.memory', '128Mi');
     expect(c).toHaveProperty('readinessProbe.httpGet.path', '/readyz');
     expect(c['command']).toEqual(['/nodejs/bin/node', ...DAEMON_V8_FLAGS, '/app/dist/daemon/main.js']);
+  });
+
+  it("runs the daemon's V8 flags without a word from V8 on stderr (every log line is JSON)", () => {
+    const r = spawnSync(process.execPath, [...DAEMON_V8_FLAGS, '-e', 'process.stdout.write("ok")'], { encoding: 'utf8' });
+    expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({ status: 0, stdout: 'ok', stderr: '' });
   });
 
   it('ships the webhook configurations the manager code defines (the manager injects the CA)', () => {
