@@ -1,6 +1,7 @@
 // ContainerRecreateRequest status rules shared by the daemon and the manager: when a CRR counts as
 // finished, what its completed status says, and how the manager's container-status snapshot reads.
 import { CRR_PHASE_COMPLETED, CRR_PHASE_FAILED, CRR_PHASE_SUCCEEDED } from './enums.js';
+import { CRR_DAEMON_RESPONSE_TIMEOUT_SECONDS, DEFAULT_CRR_TERMINATION_GRACE_SECONDS, MIN_CRR_STOP_GRACE_SECONDS } from './limits.js';
 import { formatTime, timeMs } from './time.js';
 import type {
   ContainerRecreateRequest,
@@ -20,6 +21,28 @@ export function isCrrContainerFinished(state: ContainerRecreateRequestContainerR
 /** Milliseconds since the epoch of metadata.creationTimestamp (0 when absent). */
 export function crrCreatedMs(crr: ContainerRecreateRequest): number {
   return timeMs(crr.metadata?.creationTimestamp) ?? 0;
+}
+
+/** The grace period of the CRR's stops (the webhook defaults it from the pod). */
+export function crrStopGraceSeconds(crr: ContainerRecreateRequest): number {
+  return crr.spec.strategy?.terminationGracePeriodSeconds ?? DEFAULT_CRR_TERMINATION_GRACE_SECONDS;
+}
+
+/**
+ * The containers whose stop this CRR began and whose outcome is not recorded yet. A stop cannot be
+ * taken back: once it began, the container is recreated whatever the deadline says, so the CRR's
+ * status waits for what happened to it (upstream completes at once and reports such a container
+ * Failed while the kubelet recreates it).
+ */
+export function crrStopsInFlight(crr: ContainerRecreateRequest): string[] {
+  return (crr.status?.containerRecreateStates ?? []).filter((s) => s.isKilled === true && !isCrrContainerFinished(s)).map((s) => s.name);
+}
+
+/** When the deadline passed with stops in flight, how long after it the daemon's report is awaited. */
+export function crrDeadlineStopReportMs(crr: ContainerRecreateRequest): number {
+  // The whole stop (preStop within the grace, then at least the smallest stop grace), and the
+  // daemon's response time for the kubelet's restart and the status write.
+  return (crrStopGraceSeconds(crr) + MIN_CRR_STOP_GRACE_SECONDS + CRR_DAEMON_RESPONSE_TIMEOUT_SECONDS) * 1000;
 }
 
 /**

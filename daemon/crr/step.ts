@@ -1,7 +1,15 @@
 // The daemon's CRR decisions as one pure function: the CRR as stored, what the runtime shows of the
 // pod's containers and the time in, the next thing to do out. The executor persists what a plan
 // says before it acts, so a daemon restarted at any moment plans again from the stored status.
-import { completedCrrStatus, crrCreatedMs, isCrrContainerFinished, isCrrCompleted, syncedContainerStatuses } from '../../api/crr-status.js';
+import {
+  completedCrrStatus,
+  crrCreatedMs,
+  crrStopGraceSeconds,
+  crrStopsInFlight,
+  isCrrContainerFinished,
+  isCrrCompleted,
+  syncedContainerStatuses,
+} from '../../api/crr-status.js';
 import {
   CRR_FAILURE_POLICY_IGNORE,
   CRR_PHASE_FAILED,
@@ -9,7 +17,6 @@ import {
   CRR_PHASE_RECREATING,
   CRR_PHASE_SUCCEEDED,
 } from '../../api/enums.js';
-import { DEFAULT_CRR_TERMINATION_GRACE_SECONDS } from '../../api/limits.js';
 import {
   crrAbandonedMessage,
   crrFailedContainersMessage,
@@ -82,8 +89,13 @@ export function planCrr(input: StepInput): Plan {
   const complete = (message: string, unfinished?: string): Plan => ({ type: 'complete', status: completedCrrStatus(crr, now, message, unfinished) });
 
   // The manager completes expired CRRs too; the daemon checking as well means no kill starts late.
+  // A stop that began before the deadline is seen through: the status says what became of it.
   const deadline = crr.spec.activeDeadlineSeconds;
-  if (deadline !== undefined && nowMs >= crrCreatedMs(crr) + deadline * 1000) return complete(MESSAGE_CRR_DEADLINE_EXCEEDED);
+  if (deadline !== undefined && nowMs >= crrCreatedMs(crr) + deadline * 1000) {
+    if (crrStopsInFlight(crr).length === 0) return complete(MESSAGE_CRR_DEADLINE_EXCEEDED);
+    if (input.containers === undefined) return { type: 'observe' };
+    return planAfterDeadline(crr, input.containers, nowMs);
+  }
 
   const runtime = resolveRuntime(crr, input.runtimeName);
   if (runtime !== undefined) return complete(crrRuntimeNotFoundMessage(runtime));
@@ -234,7 +246,37 @@ function finish(crr: ContainerRecreateRequest, states: ContainerState[], now: Da
 }
 
 function graceOf(crr: ContainerRecreateRequest): number {
-  return crr.spec.strategy?.terminationGracePeriodSeconds ?? DEFAULT_CRR_TERMINATION_GRACE_SECONDS;
+  return crrStopGraceSeconds(crr);
+}
+
+/**
+ * Past the deadline no stop starts, and one that began before it is reported as what it became: a
+ * new instance runs, so the container was recreated (Succeeded, without waiting for readiness or
+ * minStartedSeconds: the CRR's time is up); the old one exited and the kubelet has not brought it
+ * back yet, so look again; the old one still runs (the daemon restarted during the stop, which the
+ * runtime then gave up), so it was not recreated and is not stopped now. Containers whose stop
+ * never began fail with the deadline.
+ */
+function planAfterDeadline(crr: ContainerRecreateRequest, observed: ReadonlyMap<string, ObservedContainer>, nowMs: number): Plan {
+  const inFlight = new Set(crrStopsInFlight(crr));
+  const states = (crr.status?.containerRecreateStates ?? []).map((s): ContainerState => {
+    if (!inFlight.has(s.name)) return s;
+    const obs = observed.get(s.name);
+    const c = crr.spec.containers.find((x) => x.name === s.name);
+    const original = splitContainerID(c?.statusContext?.containerID ?? '')?.id;
+    if (obs === undefined) return { name: s.name, phase: CRR_PHASE_FAILED, isKilled: true, message: MESSAGE_CRR_CONTAINER_NOT_FOUND_ON_NODE };
+    const newInstance = obs.id !== original || obs.attempt > (c?.statusContext?.restartCount ?? 0);
+    if (newInstance && obs.running) return { name: s.name, phase: CRR_PHASE_SUCCEEDED, isKilled: true };
+    if (!obs.running) return { name: s.name, phase: CRR_PHASE_RECREATING, isKilled: true, ...(s.message !== undefined ? { message: s.message } : {}) };
+    return { name: s.name, phase: CRR_PHASE_FAILED, isKilled: true, message: MESSAGE_CRR_DEADLINE_EXCEEDED };
+  });
+  if (states.some((s) => inFlight.has(s.name) && !isCrrContainerFinished(s))) {
+    const status: ContainerRecreateRequestStatus = { ...crr.status, phase: CRR_PHASE_RECREATING, containerRecreateStates: states };
+    if (!sameStatus(crr.status, status)) return { type: 'write', status, reason: 'stops begun before the deadline' };
+    return { type: 'wait', reason: 'stops begun before the deadline', requeueAfterMs: RECREATING_RECHECK_MS };
+  }
+  const status = completedCrrStatus({ ...crr, status: { ...crr.status, phase: CRR_PHASE_RECREATING, containerRecreateStates: states } }, new Date(nowMs), MESSAGE_CRR_DEADLINE_EXCEEDED);
+  return { type: 'complete', status };
 }
 
 /**

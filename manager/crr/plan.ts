@@ -2,7 +2,7 @@
 // write to make, or how long until something is due. The controller makes that write and asks again,
 // so a manager restarted between any two writes carries on from what is stored.
 import type { Pod } from '../../api/types/core.js';
-import { completedCrrStatus, crrCreatedMs, isCrrCompleted } from '../../api/crr-status.js';
+import { completedCrrStatus, crrCreatedMs, crrDeadlineStopReportMs, crrStopsInFlight, isCrrCompleted } from '../../api/crr-status.js';
 import { CRR_PHASE_RECREATING } from '../../api/enums.js';
 import { CRR_DAEMON_RESPONSE_TIMEOUT_SECONDS } from '../../api/limits.js';
 import { MESSAGE_CRR_DAEMON_NOT_RESPONDED, MESSAGE_CRR_DEADLINE_EXCEEDED, MESSAGE_CRR_POD_GONE } from '../../api/messages.js';
@@ -62,8 +62,12 @@ export function planCrrManager(crr: ContainerRecreateRequest, pod: Pod | undefin
   const deadline = crr.spec.activeDeadlineSeconds;
   if (deadline !== undefined) {
     const at = created + deadline * 1000;
-    if (nowMs >= at) return { type: 'complete', status: completedCrrStatus(crr, now, MESSAGE_CRR_DEADLINE_EXCEEDED) };
-    timers.push(at);
+    // A stop the daemon began before the deadline recreates the container whatever happens now: the
+    // daemon reports what became of it, and only a daemon silent long after the stop should have
+    // ended leaves it to this completion.
+    const reportBy = crrStopsInFlight(crr).length > 0 ? at + crrDeadlineStopReportMs(crr) : at;
+    if (nowMs >= reportBy) return { type: 'complete', status: completedCrrStatus(crr, now, MESSAGE_CRR_DEADLINE_EXCEEDED) };
+    timers.push(reportBy);
   }
   const wait = (): ManagerPlan => (timers.length > 0 ? { type: 'done', requeueAfterMs: Math.max(0, Math.min(...timers) - nowMs) + TIMER_SLACK_MS } : { type: 'done' });
   if (crr.status?.phase !== CRR_PHASE_RECREATING) return wait();

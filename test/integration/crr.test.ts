@@ -157,6 +157,25 @@ describe('ContainerRecreateRequest execution', () => {
     expect(await podEvents(events, ns, 'exec-hook', 'FailedPreStopHook')).toHaveLength(0);
   });
 
+  it('reports a container whose stop began before activeDeadlineSeconds as recreated, not failed, and stops no other', async () => {
+    // The preStop hook outlasts the 3 s deadline by far: the stop is under way when time runs out.
+    const slow = container('slow', termHandling(), { lifecycle: { preStop: { exec: { command: ['sleep', '8'] } } } });
+    const before = await startPod(podSpec(ns, 'deadline', node2, [slow, container('other', termHandling())], { grace: 30 }));
+    await crrs.create(crrSpec(ns, 'deadline', 'deadline', ['slow', 'other'], { orderedRecreate: true }, { activeDeadlineSeconds: 3 }));
+    const done = await completedCrr(crrs, ns, 'deadline', 90_000);
+    expect(done.status?.message).toBe('recreating has exceeded the activeDeadlineSeconds');
+    expect(done.status?.containerRecreateStates).toEqual([
+      { name: 'slow', phase: 'Succeeded', isKilled: true },
+      { name: 'other', phase: 'Failed', message: 'recreating has exceeded the activeDeadlineSeconds' },
+    ]);
+    // Completed once the kubelet had brought the container back, not at the deadline.
+    expect(Date.parse(String(done.status?.completionTime)) - Date.parse(String(done.metadata?.creationTimestamp))).toBeGreaterThanOrEqual(8_000);
+    const after = await pods.get(ns, 'deadline');
+    expect(statusOf(after, 'slow').restartCount).toBe(1);
+    expect(statusOf(after, 'slow').containerID).not.toBe(statusOf(before, 'slow').containerID);
+    expect(statusOf(after, 'other').restartCount).toBe(0);
+  });
+
   it('sends httpGet hooks to the pod (host network: the node) on a named port, and opens tcpSocket hooks', async () => {
     const dir = hookDir('http');
     const port = 20_000 + Math.floor(Math.random() * 20_000);

@@ -107,7 +107,7 @@ describe('manager plan: running CRRs', () => {
 
   it('completes at activeDeadlineSeconds, Pending CRRs included, with every unfinished container Failed', () => {
     expect(plan(crr({ deadline: 20, status: { phase: 'Pending' } }), pod(), 5)).toEqual({ type: 'done', requeueAfterMs: 15_100 });
-    const out = plan(crr({ deadline: 20, status: { phase: 'Recreating', containerRecreateStates: [{ name: 'a', phase: 'Recreating', isKilled: true }] } }), pod(), 20);
+    const out = plan(crr({ deadline: 20, status: { phase: 'Recreating', containerRecreateStates: [{ name: 'a', phase: 'Pending' }] } }), pod(), 20);
     expect(out.type).toBe('complete');
     if (out.type !== 'complete') return;
     expect(out.status).toEqual({
@@ -115,10 +115,19 @@ describe('manager plan: running CRRs', () => {
       completionTime: iso(20),
       message: MESSAGE_CRR_DEADLINE_EXCEEDED,
       containerRecreateStates: [
-        { name: 'a', phase: 'Failed', message: MESSAGE_CRR_DEADLINE_EXCEEDED, isKilled: true },
+        { name: 'a', phase: 'Failed', message: MESSAGE_CRR_DEADLINE_EXCEEDED },
         { name: 'b', phase: 'Failed', message: MESSAGE_CRR_DEADLINE_EXCEEDED },
       ],
     });
+  });
+
+  it('past the deadline waits for the report of a stop the daemon began, up to the stop grace and the response time', () => {
+    const inFlight = crr({ deadline: 20, annotations: emptySync, status: { phase: 'Recreating', containerRecreateStates: [{ name: 'a', phase: 'Recreating', isKilled: true }] } });
+    inFlight.spec.strategy = { ...inFlight.spec.strategy, terminationGracePeriodSeconds: 30 };
+    // 20 s deadline + 30 s grace + 2 s smallest stop grace + 60 s response time.
+    expect(plan(inFlight, pod(), 20)).toEqual({ type: 'done', requeueAfterMs: 92_100 });
+    const late = plan(inFlight, pod(), 112);
+    expect(late.type === 'complete' && late.status.containerRecreateStates?.[0]).toEqual({ name: 'a', phase: 'Failed', message: MESSAGE_CRR_DEADLINE_EXCEEDED, isKilled: true });
   });
 
   it('feeds the daemon the containers started since the CRR was created', () => {

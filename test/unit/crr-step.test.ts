@@ -81,6 +81,28 @@ describe('planCrr: before touching containers', () => {
     expect(plan(c, { a: recreated('a'), b: original('b') }, 9.9).type).toBe('kill');
   });
 
+  it('sees a stop begun before the deadline through, starting no other, and reports what it became', () => {
+    const stopping = { name: 'a', phase: 'Recreating' as const, isKilled: true, message: 'stopping container a0 (grace 5s)' };
+    const c = crr({ containers: ['a', 'b'], deadline: 3, phase: 'Recreating', states: [stopping, { name: 'b', phase: 'Pending' }] });
+    expect(plan(c, undefined, 4).type).toBe('observe');
+    // The old instance exited; the kubelet has not started the new one: look again, no kill of b.
+    const waiting = plan(c, { a: exited('a'), b: original('b') }, 4);
+    expect(waiting).toEqual({ type: 'wait', reason: 'stops begun before the deadline', requeueAfterMs: RECREATING_RECHECK_MS });
+    // A new instance runs: recreated, whatever its readiness; b never began and fails with the deadline.
+    const done = expectType(plan(c, { a: recreated('a', at(30)), b: original('b') }, 31), 'complete');
+    expect(done.status.message).toBe(MESSAGE_CRR_DEADLINE_EXCEEDED);
+    expect(done.status.containerRecreateStates).toEqual([
+      { name: 'a', phase: 'Succeeded', isKilled: true },
+      { name: 'b', phase: 'Failed', message: MESSAGE_CRR_DEADLINE_EXCEEDED },
+    ]);
+    // The old instance still runs after the stop ended (the daemon restarted during it): not
+    // recreated, and not stopped again past the deadline.
+    const gaveUp = expectType(plan(c, { a: original('a'), b: original('b') }, 31), 'complete');
+    expect(gaveUp.status.containerRecreateStates?.[0]).toEqual({ name: 'a', phase: 'Failed', isKilled: true, message: MESSAGE_CRR_DEADLINE_EXCEEDED });
+    // Without a stop in flight the deadline completes at once, as before.
+    expect(plan(crr({ deadline: 3, phase: 'Recreating', states: [{ name: 'a', phase: 'Pending' }] }), undefined, 4).type).toBe('complete');
+  });
+
   it('completes at once when the containers cannot be addressed through this runtime', () => {
     const noContext = crr();
     delete noContext.spec.containers[0]?.statusContext;
