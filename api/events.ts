@@ -6,6 +6,9 @@ export const EVENT_TYPE_WARNING = 'Warning';
 
 export const REASON_PULL_IMAGE_SUCCEED = 'PullImageSucceed';
 export const REASON_PULL_IMAGE_FAILED = 'PullImageFailed';
+/** kruise-ts: pulls wait for image filesystem space, and when they go on again. */
+export const REASON_IMAGE_FILESYSTEM_FULL = 'ImageFilesystemFull';
+export const REASON_IMAGE_FILESYSTEM_FREED = 'ImageFilesystemFreed';
 export const REASON_KILLING = 'Killing';
 export const REASON_FAILED_PRE_STOP_HOOK = 'FailedPreStopHook';
 /** Emitted by the CloneSet controller; upstream sends both of these as Normal events. */
@@ -61,6 +64,8 @@ export const REASON_IMAGE_PULL_JOB_COMPLETED = 'Completed';
 export const REASON_IMAGE_PULL_JOB_DEADLINE_EXCEEDED = 'DeadlineExceeded';
 export const REASON_PULL_SECRET_NOT_FOUND = 'PullSecretNotFound';
 export const REASON_INVALID_IMAGE = 'InvalidImage';
+/** kruise-ts: a node named in selector.names has no NodeImage (upstream drops it silently). */
+export const REASON_NODE_NOT_FOUND = 'NodeNotFound';
 
 export function createdImagePullJobsEventMessage(n: number): string {
   return `Create ${n} ImagePullJob`;

@@ -65,6 +65,21 @@ export function crrFailedContainersMessage(names: string[]): string {
 
 
 /** A node whose NodeImage is full: the job's image cannot be added there, so the node fails. */
+/** A named node without a NodeImage, as the job's event says it. */
+export function nodeNotFoundMessage(node: string): string {
+  return `node ${node} named in spec.selector.names does not exist (it has no NodeImage): counted as failed`;
+}
+
+const MAX_NAMED_IN_MESSAGE = 5;
+
+/** The job's status message, naming the nodes it counts as failed because they do not exist. */
+export function withMissingNodes(message: string, missing: readonly string[]): string {
+  if (missing.length === 0) return message;
+  const shown = missing.slice(0, MAX_NAMED_IN_MESSAGE).join(', ');
+  const more = missing.length > MAX_NAMED_IN_MESSAGE ? ` and ${missing.length - MAX_NAMED_IN_MESSAGE} more` : '';
+  return `${message}; no such node: ${shown}${more}`;
+}
+
 export function nodeImageFullMessage(node: string, image: string, limit: number): string {
   return `node ${node}: cannot add image ${image}, its NodeImage already holds ${limit} images (the most a NodeImage may hold)`;
 }

@@ -48,6 +48,8 @@ export const CONDITION_SIDECAR_TERMINATED = 'SidecarTerminated';
  * ANNOTATION_CRR_UNREADY_ACQUIRED.
  */
 export const CONDITION_CRR_POD_UNREADY_ACQUIRED = 'PodUnreadyAcquired';
+/** kruise-ts: NodeImage condition while pulls on the node wait for image filesystem space. */
+export const CONDITION_IMAGE_FILESYSTEM_FULL = 'ImageFilesystemFull';
 export const REASON_CRR_UNREADY_ACQUIRED = 'UnreadyAcquired';
 export const MESSAGE_CRR_UNREADY_ACQUIRED = 'Pod has been forced to not-ready for unreadyGracePeriodSeconds drain';
 

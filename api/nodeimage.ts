@@ -1,7 +1,7 @@
 // NodeImage admission: the mutating webhook's defaults and the validating webhook's rules, plus the
 // tag checks that keep an unpullable tag from failing on every node later.
-import { DEFAULT_PULL_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS, MAX_IMAGES_PER_NODE_IMAGE } from './limits.js';
-import { formatTime, isRfc3339 } from './time.js';
+import { DEFAULT_PULL_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS, MAX_IMAGES_PER_NODE_IMAGE, NODE_IMAGE_DEADLINE_GRACE_SECONDS } from './limits.js';
+import { formatTime, isRfc3339, timeMs } from './time.js';
 import type { ImageSpec, ImageTagSpec, NodeImage } from './types/nodeimage.js';
 import { child, fieldError, index, isEmpty, isSet } from './validation/field-path.js';
 import { validateImagePullPolicy } from './validation/image-pull-policy.js';
@@ -11,6 +11,20 @@ import { checkInteger } from './validation/numbers.js';
 /** Orders by tag the way upstream does (byte order), which every writer of NodeImages keeps. */
 export function sortByTag<T extends { tag: string }>(tags: readonly T[]): T[] {
   return [...tags].sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0));
+}
+
+/**
+ * The moment a tag still Waiting or Pulling fails with "pulling exceeds the activeDeadlineSeconds":
+ * createdAt + activeDeadlineSeconds + NODE_IMAGE_DEADLINE_GRACE_SECONDS (upstream's NodeImage
+ * controller rule, nodeimage_controller.go). The manager applies it for a daemon that is gone, the
+ * daemon for a tag still queued behind busy workers or pulling that long: the one rule on both
+ * sides means they never write different phases for one tag.
+ */
+export function tagEndMs(tag: ImageTagSpec): number | undefined {
+  const createdAt = timeMs(tag.createdAt);
+  const deadline = tag.pullPolicy?.activeDeadlineSeconds;
+  if (createdAt === undefined || deadline === undefined) return undefined;
+  return createdAt + (deadline + NODE_IMAGE_DEADLINE_GRACE_SECONDS) * 1000;
 }
 
 /** Every tag gets createdAt (now) and pullPolicy 600s/3 retries; spec and status tags are sorted. */

@@ -51,11 +51,13 @@ async function main(): Promise<number> {
   let api: KruiseApi;
   let runtimeEndpoint = '';
   try {
+    const accessLog = accessRecorder('daemon');
     rest = new RestClient(loadClusterAccess(flags.kubeconfig), {
       qps: flags.qps,
       burst: flags.burst,
       userAgent: `${DAEMON_USER_AGENT}/${version()} (${node})`,
-      observe: observers((verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }), accessRecorder('daemon')),
+      observe: observers((verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }), accessLog?.observe),
+      ...(accessLog ? { observeIntent: accessLog.observeIntent } : {}),
     });
     const endpoint = explicitEndpoint(flags.runtimeEndpoint, flags.socketFile, flags.hostRoot);
     const runtime = await detectRuntime({ endpoint: endpoint || undefined, hostRoot: flags.hostRoot });

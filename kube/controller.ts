@@ -13,6 +13,8 @@ export interface Controller {
   start(): void;
   /** Stops taking work; resolves when running reconciles have finished. */
   stop(): Promise<void>;
+  /** Retries now what failed on an API server that is back (WorkQueue.retryFailedNow). */
+  retryFailedNow(): void;
 }
 
 /**
@@ -53,5 +55,9 @@ export class QueueController implements Controller {
 
   stop(): Promise<void> {
     return this.queue.shutdown();
+  }
+
+  retryFailedNow(): void {
+    this.queue.retryFailedNow();
   }
 }

@@ -191,6 +191,8 @@ export class EventRecorder {
         reportingComponent: this.source.component,
         reportingInstance: this.source.host ?? '',
       });
+      // Repeated within the aggregation window, this event is counted up with a PATCH.
+      this.events.rest.intend('PATCH', this.events.path(namespace, name));
       this.seen.set(key, { name, namespace, count: prior?.count ?? 1, firstTimestamp: prior?.firstTimestamp ?? now });
       this.trim(this.seen);
       this.opts.onResult?.('created');

@@ -159,8 +159,9 @@ export class Informer<T extends KubeObject> {
           continue;
         }
         this.log.warn(needList ? 'list failed, retrying' : 'watch failed, resuming', { ...errorFields(err), retryInMs: backoff });
-        await sleep(backoff + Math.random() * backoff * 0.2, signal);
-        backoff = Math.min(max, backoff * 2);
+        // An outage's end cuts the backoff short: the cache catches up as soon as the server is back.
+        const woken = await this.resource.rest.backoff(backoff + Math.random() * backoff * 0.2, signal);
+        backoff = woken ? min : Math.min(max, backoff * 2);
       }
     }
   }

@@ -69,7 +69,8 @@ export class LeaderElector {
 
   /**
    * Campaigns until leading, leads until leadership is lost or `signal` aborts. Resolves 'lost' or
-   * 'stopped' so the caller can exit (controller-runtime exits on loss, to restart clean).
+   * 'stopped', after the leader's work has drained: the caller may campaign again in-process
+   * (controller-runtime exits on loss instead, to restart clean).
    */
   async run(signal: AbortSignal): Promise<'lost' | 'stopped'> {
     while (!signal.aborted && !(await this.tryAcquireOrRenew())) await sleep(this.retryMs, signal);
@@ -92,12 +93,10 @@ export class LeaderElector {
     }
     this.leading = false;
     leaderAbort.abort();
-    if (outcome === 'lost') {
-      this.log.error('leadership lost', { lease: `${this.opts.namespace}/${this.opts.name}` });
-    } else {
-      await this.opts.drain?.();
-      await this.release();
-    }
+    if (outcome === 'lost') this.log.error('leadership lost', { lease: `${this.opts.namespace}/${this.opts.name}` });
+    // Lost or stopped, the work in flight ends before anyone campaigns again (here or elsewhere).
+    await this.opts.drain?.();
+    if (outcome === 'stopped') await this.release();
     this.opts.onStoppedLeading?.();
     return outcome;
   }

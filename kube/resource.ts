@@ -60,6 +60,11 @@ export class Resource<T extends KubeObject> {
     return p;
   }
 
+  /** The GET a conflict would make (RestClient.intend). */
+  mayGet(namespace: string | undefined, name: string): void {
+    this.rest.intend('GET', this.path(namespace, name));
+  }
+
   async get(namespace: string | undefined, name: string): Promise<T> {
     return this.decode(await this.rest.request<T>('GET', this.path(namespace, name)));
   }

@@ -72,13 +72,22 @@ export interface RequestObserver {
   (verb: string, resource: string, status: number, seconds: number, where: { group: string; namespace: string | undefined; name: string | undefined }): void;
 }
 
+/** Learns of a request the caller may make on a path it did not take this time (see RestClient.intend). */
+export interface IntentObserver {
+  (verb: string, resource: string, where: { group: string; namespace: string | undefined; name: string | undefined }): void;
+}
+
 export interface RestClientOptions {
   /** Client-side rate limit, as client-go's QPS/burst (qps <= 0: unlimited). */
   qps?: number;
   burst?: number;
   userAgent?: string;
   observe?: RequestObserver;
+  observeIntent?: IntentObserver;
 }
+
+/** How often a client whose server stopped answering asks /readyz whether it is back. */
+const PROBE_INTERVAL_MS = 2_000;
 
 /** How often a 429 (or 503 with Retry-After) is retried after the server's delay. */
 const MAX_THROTTLE_RETRIES = 10;
@@ -133,6 +142,14 @@ export class RestClient {
   private readonly limiter: TokenBucket;
   private readonly userAgent: string;
   private readonly observe: RequestObserver | undefined;
+  private readonly observeIntent: IntentObserver | undefined;
+  /** A request found no server (connection refused, reset, no answer) and none has answered since. */
+  private unreachable = false;
+  private probe: NodeJS.Timeout | undefined;
+  /** backoff() calls waiting for the server's return (one-shot). */
+  private readonly backoffWaiters = new Set<() => void>();
+  private readonly serverBackListeners = new Set<() => void>();
+  private closed = false;
 
   constructor(
     readonly access: ClusterAccess,
@@ -142,6 +159,7 @@ export class RestClient {
     this.limiter = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
     this.userAgent = opts.userAgent ?? 'kruise-ts';
     this.observe = opts.observe;
+    this.observeIntent = opts.observeIntent;
     this.agent = new https.Agent({
       keepAlive: true,
       keepAliveMsecs: 30_000,
@@ -154,8 +172,73 @@ export class RestClient {
 
   /** Closes pooled connections; the client must not be used afterwards. */
   close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.probe);
     this.agent.destroy();
     return Promise.resolve();
+  }
+
+  /**
+   * Waits out a retry backoff: `ms`, or less when the server, after failing to answer, answers
+   * again (a request of this client got through, or its probe of /readyz every 2 s did). Retries
+   * held back by an outage go out as soon as it ends, not at the end of a 30 s backoff. Resolves
+   * true when woken by the server's return.
+   */
+  backoff(ms: number, signal?: AbortSignal): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const done = (woken: boolean): void => {
+        clearTimeout(timer);
+        this.backoffWaiters.delete(onBack);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(woken);
+      };
+      const onBack = (): void => done(true);
+      const onAbort = (): void => done(false);
+      const timer = setTimeout(() => done(false), ms);
+      if (signal?.aborted) return done(false);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (this.unreachable) this.backoffWaiters.add(onBack);
+    });
+  }
+
+  /** Calls `listener` each time the server answers again after an outage; returns the unsubscribe. */
+  onServerBack(listener: () => void): () => void {
+    this.serverBackListeners.add(listener);
+    return () => this.serverBackListeners.delete(listener);
+  }
+
+  /** Any HTTP answer: the server is there. */
+  private answered(): void {
+    if (!this.unreachable) return;
+    this.unreachable = false;
+    clearTimeout(this.probe);
+    this.probe = undefined;
+    const waiting = [...this.backoffWaiters];
+    this.backoffWaiters.clear();
+    for (const l of [...waiting, ...this.serverBackListeners]) l();
+  }
+
+  /** No answer at all: probe until there is one. */
+  private unanswered(): void {
+    if (this.unreachable || this.closed) return;
+    this.unreachable = true;
+    this.scheduleProbe();
+  }
+
+  private scheduleProbe(): void {
+    this.probe = setTimeout(() => {
+      this.probe = undefined;
+      this.open('GET', '/readyz', { timeoutMs: PROBE_INTERVAL_MS }).then(
+        (res) => {
+          res.resume();
+          this.answered();
+        },
+        () => {
+          if (this.unreachable && !this.closed) this.scheduleProbe();
+        },
+      );
+    }, PROBE_INTERVAL_MS);
+    this.probe.unref();
   }
 
   private async headers(): Promise<Record<string, string>> {
@@ -230,6 +313,17 @@ export class RestClient {
     return new ApiError(status, body.reason ?? String(status), body.message ?? '', verb, path, Number.isFinite(ra) ? ra : undefined);
   }
 
+  /**
+   * Declares a request this code makes only on a path that timing decides (a conflict's re-read, an
+   * event's aggregation), without making it: the access log records it as if it had been made, so
+   * the RBAC check (hack/check-rbac.ts) covers it whether or not a test run happened to take it.
+   */
+  intend(method: string, path: string): void {
+    if (this.observeIntent === undefined) return;
+    const { verb, resource, group, namespace, name } = describeRequest(method, path, undefined);
+    this.observeIntent(verb, resource, { group, namespace, name });
+  }
+
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const { verb, resource, group, namespace, name } = describeRequest(method, path, opts.query);
     const where = { group, namespace, name };
@@ -246,9 +340,11 @@ export class RestClient {
       } catch (err) {
         this.observe?.(verb, resource, 0, (performance.now() - t0) / 1000, where);
         if (opts.signal?.aborted) throw err;
+        this.unanswered();
         throw new ApiError(0, 'Unavailable', (err as Error).message, verb, path, undefined, { cause: err });
       }
       const status = res.statusCode ?? 0;
+      this.answered();
       this.observe?.(verb, resource, status, (performance.now() - t0) / 1000, where);
       if (status >= 200 && status < 300) return (text === '' ? {} : JSON.parse(text)) as T;
       const err = RestClient.errorFrom(status, text, verb, path, res.headers['retry-after'] as string | undefined);
@@ -273,9 +369,11 @@ export class RestClient {
     } catch (err) {
       this.observe?.(verb, resource, 0, (performance.now() - t0) / 1000, where);
       if (signal.aborted) return;
+      this.unanswered();
       throw new ApiError(0, 'Unavailable', (err as Error).message, verb, path, undefined, { cause: err });
     }
     const status = res.statusCode ?? 0;
+    this.answered();
     this.observe?.(verb, resource, status, (performance.now() - t0) / 1000, where);
     if (status !== 200) {
       throw RestClient.errorFrom(status, await RestClient.readAll(res), verb, path, res.headers['retry-after'] as string | undefined);

@@ -93,6 +93,20 @@ export class WorkQueue {
     return this.backoff.failuresOf(key);
   }
 
+  /**
+   * Retries at once every key waiting out a failure backoff: what they failed on (the API server)
+   * is back, so waiting longer only delays convergence.
+   */
+  retryFailedNow(): void {
+    for (const [key, { timer }] of [...this.timers]) {
+      if (this.backoff.failuresOf(key) === 0) continue;
+      clearTimeout(timer);
+      this.timers.delete(key);
+      this.backoff.forget(key);
+      this.add(key);
+    }
+  }
+
   start(reconcile: Reconciler): void {
     this.reconcile = reconcile;
     for (let i = 0; i < this.queue.length; i++) this.schedule();

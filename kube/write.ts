@@ -24,6 +24,7 @@ export async function updateWithRetry<T extends KubeObject>(
 ): Promise<T | undefined> {
   const attempts = opts.attempts ?? 8;
   let current: T | undefined = opts.initial;
+  if (current !== undefined) res.mayGet(namespace, name);
   for (let i = 0; ; i++) {
     if (!current) {
       try {

@@ -41,11 +41,13 @@ async function main(): Promise<number> {
   let api: KruiseApi;
   try {
     const kc = loadKubeConfig(flags.kubeconfig);
+    const accessLog = accessRecorder('manager');
     rest = new RestClient(await accessFromKubeConfig(kc), {
       qps: flags.qps,
       burst: flags.burst,
       userAgent: `${MANAGER_USER_AGENT}/${version()}`,
-      observe: observers((verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }), accessRecorder('manager')),
+      observe: observers((verb, resource, code) => metrics.apiRequests.inc({ verb, resource, code: String(code) }), accessLog?.observe),
+      ...(accessLog ? { observeIntent: accessLog.observeIntent } : {}),
     });
     api = await startupKruiseApi(rest, ['nodeImages', 'imagePullJobs', 'imageListPullJobs', 'crrs']);
   } catch (err) {
@@ -96,11 +98,7 @@ async function main(): Promise<number> {
   await manager.stop();
   closeServers();
   await rest.close();
-  if (outcome === 'lost') {
-    log.error('leader election lost; exiting so a restart starts clean');
-    return 1;
-  }
-  log.info('stopped');
+  log.info('stopped', { outcome });
   return 0;
 }
 

@@ -42,13 +42,17 @@ export class Manager {
   private controllers: Controller[] = [];
   private informers: InformerFactory | undefined;
   private readonly stopAll = new AbortController();
-  private electionDone: Promise<'lost' | 'stopped'> | undefined;
+  private electionDone: Promise<'stopped'> | undefined;
   private stopping: Promise<void> = Promise.resolve();
   private conversion: 'configured' | 'none' | 'no-crd' | undefined;
   private readonly openKruise: OpenKruiseWatch;
 
   constructor(private readonly deps: ManagerOptions) {
     this.log = deps.logger ?? componentLogger('manager');
+    // What failed during an API server outage is retried as soon as it answers again.
+    deps.rest.onServerBack(() => {
+      for (const c of this.controllers) c.retryFailedNow();
+    });
     const f = deps.flags;
     this.openKruise = new OpenKruiseWatch(
       deps.rest,
@@ -100,25 +104,40 @@ export class Manager {
     }
   }
 
-  /** Campaigns for leadership (or leads at once without election); resolves how it ended. */
-  runControllers(): Promise<'lost' | 'stopped'> {
+  /**
+   * Campaigns for leadership (or leads at once without election) until stopped. Leadership lost
+   * (an API server outage longer than the renew deadline) stops the controllers, drops their
+   * queues, caches and expectations, and campaigns again in-process: nothing needs to exit, and
+   * the next term starts from the cluster's state as a restarted process would.
+   */
+  runControllers(): Promise<'stopped'> {
     const f = this.deps.flags;
     if (!f.leaderElection) {
       void this.lead(this.stopAll.signal);
       this.electionDone = new Promise((r) => this.stopAll.signal.addEventListener('abort', () => r('stopped')));
       return this.electionDone;
     }
-    const elector = new LeaderElector(new Resource<Lease>(this.deps.rest, core.leases), {
-      namespace: f.leaderElectionNamespace !== '' ? f.leaderElectionNamespace : f.namespace,
-      name: f.leaderElectionId,
-      identity: this.deps.identity,
-      logger: this.log.child({ component: 'leader-election' }),
-      onStartedLeading: (signal) => void this.lead(signal),
-      onStoppedLeading: () => this.deps.metrics.leader.set(0),
-      drain: () => this.stopControllers(),
-    });
-    this.electionDone = elector.run(this.stopAll.signal);
+    this.electionDone = this.campaign();
     return this.electionDone;
+  }
+
+  private async campaign(): Promise<'stopped'> {
+    const f = this.deps.flags;
+    while (!this.stopAll.signal.aborted) {
+      const elector = new LeaderElector(new Resource<Lease>(this.deps.rest, core.leases), {
+        namespace: f.leaderElectionNamespace !== '' ? f.leaderElectionNamespace : f.namespace,
+        name: f.leaderElectionId,
+        identity: this.deps.identity,
+        logger: this.log.child({ component: 'leader-election' }),
+        onStartedLeading: (signal) => void this.lead(signal),
+        onStoppedLeading: () => this.deps.metrics.leader.set(0),
+        drain: () => this.stopControllers(),
+      });
+      if ((await elector.run(this.stopAll.signal)) === 'stopped') break;
+      this.deps.metrics.leadershipLost.inc();
+      this.log.warn('controllers stopped after leadership was lost: campaigning again');
+    }
+    return 'stopped';
   }
 
   /** Why this replica is not ready, or undefined when it is. */

@@ -45,6 +45,11 @@ export class ManagerMetrics {
     help: '1 while this replica runs the controllers.',
     registers: [this.registry],
   });
+  readonly leadershipLost = new Counter({
+    name: 'kruise_manager_leadership_lost_total',
+    help: 'Terms that ended because the lease could not be renewed (the replica campaigns again in-process).',
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

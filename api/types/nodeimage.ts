@@ -1,6 +1,6 @@
 import type { ObjectReference } from './core.js';
 import type { ImagePullPhase, ImagePullPolicy, SyncStatusPhase } from '../enums.js';
-import type { CustomObject, ReferenceObject, Rfc3339, SandboxConfig } from './common.js';
+import type { Condition, CustomObject, ReferenceObject, Rfc3339, SandboxConfig } from './common.js';
 
 export interface ImageTagPullPolicy {
   /** int32; default 600. */
@@ -68,6 +68,8 @@ export interface NodeImageStatus {
   waiting?: number;
   imageStatuses?: Record<string, ImageStatus>;
   firstSyncStatus?: SyncStatus;
+  /** kruise-ts only (OpenKruise's CRDs prune it): ImageFilesystemFull, written by the daemon. */
+  conditions?: Condition[];
 }
 
 /** Cluster-scoped, one per Node and named after it. */

@@ -23,10 +23,6 @@ export class CriError extends Error {
     this.name = 'CriError';
   }
 
-  /** Worth another attempt: the runtime or the registry may answer differently later. */
-  get retryable(): boolean {
-    return this.kind === 'registry-unreachable' || this.kind === 'deadline' || this.kind === 'unavailable' || this.kind === 'other';
-  }
 }
 
 // containerd reports registry auth and network failures as UNKNOWN, so the text decides.
@@ -67,6 +63,34 @@ const unreachable = [
   /\b50[234]\b.*(Bad Gateway|Service Unavailable|Gateway Timeout)/i,
   /unexpected EOF/i,
 ];
+
+// Where a registry answers about the image itself: resolving the reference (the manifest), in
+// containerd's, CRI-O's and Docker's words.
+const manifestStage = [
+  /failed to resolve reference/i,
+  /manifest unknown|name unknown|MANIFEST_UNKNOWN|NAME_UNKNOWN/,
+  /reading manifest/i,
+  /\[manifests [^\]]*\]/i,
+  /pull access denied/i,
+  /requested access to the resource is denied/i,
+];
+// Past the manifest: a blob behind a CDN, the content store, unpacking into a snapshot. A 403 or a
+// "not found" there says nothing final about the image.
+const contentStage = [/\/blobs\//i, /httpReadSeeker/i, /failed to copy/i, /failed to extract/i, /snapshot/i, /content digest/i, /failed commit/i];
+
+/**
+ * A registry's definite answer about the image: the reference does not resolve (unknown repository
+ * or tag) or the registry refused the credentials for its manifest. Only these fail a pull at once;
+ * every other error (a 403 or 404 on a blob, a snapshotter's "not found", a runtime that is down)
+ * is retried.
+ */
+export function definiteRegistryAnswer(err: CriError): boolean {
+  if (err.kind !== 'not-found' && err.kind !== 'unauthorized') return false;
+  if (contentStage.some((r) => r.test(err.details))) return false;
+  // A runtime that answers with the gRPC code (CRI-O: NOT_FOUND, UNAUTHENTICATED) names the stage by it.
+  if (err.grpcCode === GrpcStatus.NOT_FOUND || err.grpcCode === GrpcStatus.UNAUTHENTICATED || err.grpcCode === GrpcStatus.PERMISSION_DENIED) return true;
+  return manifestStage.some((r) => r.test(err.details));
+}
 
 /** containerd's CRI answers this while it is still starting: nothing was done, any call may be repeated. */
 export function notInitialized(details: string): boolean {

@@ -87,6 +87,9 @@ export class CrrExecutor {
 
   start(): void {
     this.queue.start((key) => this.reconcile(key));
+    // Status writes that failed during an API server outage go out as soon as it answers again.
+    const unsubscribe = this.deps.crrs.rest.onServerBack(() => this.queue.retryFailedNow());
+    this.stopping.signal.addEventListener('abort', unsubscribe, { once: true });
   }
 
   /** Stops taking work; stops in flight are cancelled, and a restarted daemon finishes them. */
@@ -203,6 +206,7 @@ export class CrrExecutor {
    */
   private async write(crr: ContainerRecreateRequest, status: ContainerRecreateRequestStatus): Promise<ContainerRecreateRequest | undefined> {
     const key = objectKey(crr);
+    this.deps.crrs.mayGet(crr.metadata?.namespace, crr.metadata?.name ?? '');
     try {
       const stored = await this.deps.crrs.updateStatus({ ...crr, status });
       this.written.set(key, stored);

@@ -1,5 +1,17 @@
 import pLimit from 'p-limit';
-import { EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, REASON_OPENKRUISE_CONFLICT, REASON_PULL_IMAGE_FAILED, REASON_PULL_IMAGE_SUCCEED } from '../../api/events.js';
+import {
+  EVENT_TYPE_NORMAL,
+  EVENT_TYPE_WARNING,
+  REASON_IMAGE_FILESYSTEM_FREED,
+  REASON_IMAGE_FILESYSTEM_FULL,
+  REASON_OPENKRUISE_CONFLICT,
+  REASON_PULL_IMAGE_FAILED,
+  REASON_PULL_IMAGE_SUCCEED,
+} from '../../api/events.js';
+import { CONDITION_IMAGE_FILESYSTEM_FULL } from '../../api/metadata-keys.js';
+import { MESSAGE_PULL_DEADLINE_EXCEEDED } from '../../api/messages.js';
+import { tagEndMs } from '../../api/nodeimage.js';
+import type { Condition } from '../../api/types/common.js';
 import { KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
 import { formatTime } from '../../api/time.js';
 import type { ImageTagSpec, NodeImage } from '../../api/types/nodeimage.js';
@@ -20,6 +32,9 @@ import { buildStatus } from './status.js';
 import { StatusWriter } from './statuswriter.js';
 import { runPull, SharedPulls, type PullOutcome } from './worker.js';
 import { foreignStatusWriters, newWrites } from './writers.js';
+
+/** setTimeout's longest delay; a tag ending later than that is never queued that long. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** How long another status writer must have been quiet before this daemon writes again. */
 const CONFLICT_QUIET_MS = 120_000;
@@ -65,6 +80,8 @@ export class ImagePuller {
   /** Other status writers and their last write, as last seen; the first sight is the baseline. */
   private writersSeen: Map<string, string> | undefined;
   private standBack: { until: number; writers: string[] } | undefined;
+  /** The ImageFilesystemFull condition once a pull has looked at the disk. */
+  private diskCondition: Condition | undefined;
 
   constructor(private readonly deps: ImagePullerOptions) {
     this.shared = new SharedPulls(deps.cri);
@@ -78,7 +95,7 @@ export class ImagePuller {
       logger: this.log,
       metrics: { depth: (n) => deps.metrics.queueDepth.set({ queue: 'imagepuller' }, n) },
     });
-    this.writer = new StatusWriter(deps.nodeImages, deps.informer, deps.node, (ni) => buildStatus(ni.spec, this.states, ni.status), {
+    this.writer = new StatusWriter(deps.nodeImages, deps.informer, deps.node, (ni) => buildStatus(ni.spec, this.states, ni.status, this.conditions(ni)), {
       logger: this.log,
       minIntervalMs: deps.statusMinIntervalMs,
       onWrite: (result) => deps.metrics.statusWrites.inc({ resource: 'nodeimages/status', result }),
@@ -145,6 +162,46 @@ export class ImagePuller {
     this.queue.addAfter(this.deps.node, this.quietMs() + 100);
   }
 
+  /** The daemon's conditions, replacing its condition types in what is stored. */
+  private conditions(ni: NodeImage): Condition[] | undefined {
+    if (this.diskCondition === undefined) return undefined;
+    return [...(ni.status?.conditions ?? []).filter((c) => c.type !== CONDITION_IMAGE_FILESYSTEM_FULL), this.diskCondition];
+  }
+
+  /**
+   * Pulls wait while the image filesystem is above the watermark: the NodeImage says so with a
+   * condition and an event when that starts and ends, not once per waiting tag.
+   */
+  private diskWait(refusal: string | undefined): void {
+    const ni = this.deps.informer.get(this.deps.node);
+    // After a restart the stored condition is where this daemon left off.
+    const prev = this.diskCondition ?? ni?.status?.conditions?.find((c) => c.type === CONDITION_IMAGE_FILESYSTEM_FULL);
+    const full = refusal !== undefined;
+    const message = refusal ?? 'pulls go on';
+    // A node whose disk was never full carries no condition at all.
+    if (prev === undefined && !full) return;
+    if (prev !== undefined && (prev.status === 'True') === full && prev.message === message && this.diskCondition !== undefined) return;
+    const changed = prev === undefined || (prev.status === 'True') !== full;
+    this.diskCondition = {
+      type: CONDITION_IMAGE_FILESYSTEM_FULL,
+      status: full ? 'True' : 'False',
+      reason: full ? 'AboveHighWatermark' : 'BelowHighWatermark',
+      message,
+      lastTransitionTime: changed || prev === undefined ? formatTime(new Date()) : prev.lastTransitionTime,
+    };
+    if (changed && ni !== undefined) {
+      const target = eventTarget(this.deps.nodeImages.type, ni);
+      if (full) {
+        this.log.warn('pulls wait for disk space', { nodeImage: this.deps.node, reason: refusal });
+        this.deps.events.event(target, EVENT_TYPE_WARNING, REASON_IMAGE_FILESYSTEM_FULL, `pulls wait for disk space: ${refusal}`);
+      } else {
+        this.log.info('disk space is back: pulls go on', { nodeImage: this.deps.node });
+        this.deps.events.event(target, EVENT_TYPE_NORMAL, REASON_IMAGE_FILESYSTEM_FREED, 'the image filesystem is below the high watermark again: pulls go on');
+      }
+    }
+    this.writer.markDirty(true);
+  }
+
   /** For tests: what the puller holds in memory. */
   snapshot(): TagState[] {
     return [...this.states.values()].map((s) => ({ ...s }));
@@ -191,7 +248,19 @@ export class ImagePuller {
     this.states.set(d.key, state);
     const current = (): boolean => this.running.get(d.key) === run && !this.stopped;
     const log = this.log.child({ nodeImage: this.deps.node, image: d.image, tag: d.tag, version: d.version });
+    const endMs = tagEndMs(d.spec);
+    // A tag queued behind busy workers until its end fails then, as the manager would fail it.
+    const queuedTooLong =
+      endMs === undefined || endMs - Date.now() > MAX_TIMER_MS
+        ? undefined
+        : setTimeout(() => {
+            if (!current() || state.phase !== 'Waiting') return;
+            abort.abort();
+            this.finish(d, state, { phase: 'Failed', message: MESSAGE_PULL_DEADLINE_EXCEEDED, reason: 'deadline', bytes: 0, attempts: 0 }, 0, ni, log);
+          }, Math.max(0, endMs - Date.now()));
+    queuedTooLong?.unref();
     void this.pool(async () => {
+      clearTimeout(queuedTooLong);
       if (!current()) return;
       this.deps.metrics.pullsInFlight.inc();
       this.deps.metrics.pullsWaiting.set(this.pool.pendingCount);
@@ -207,12 +276,14 @@ export class ImagePuller {
             ref: joinNameTag(d.image, d.tag),
             ...pullPolicyOf(d.spec),
             ...(d.imageSpec.sandboxConfig ? { sandboxConfig: d.imageSpec.sandboxConfig } : {}),
+            ...(endMs !== undefined ? { endMs } : {}),
           },
           {
             cri: this.deps.cri,
             shared: this.shared,
             progress: this.deps.progress,
             diskCheck: this.deps.diskCheck,
+            onDiskWait: (refusal) => this.diskWait(refusal),
             auths: async () => credentialsFor(joinNameTag(d.image, d.tag), await this.deps.secrets.keyring(d.imageSpec.pullSecrets ?? [])),
             backoffBaseMs: this.deps.backoffBaseMs,
           },

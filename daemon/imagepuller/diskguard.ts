@@ -34,7 +34,8 @@ export class DiskGuard {
     if (this.watermarkPercent >= 100) return undefined;
     let mountpoint: string | undefined;
     try {
-      const info = await this.cri.image('ImageFsInfo', {});
+      // A runtime that is down must not hold every pull for the call's deadline: the pull finds out.
+      const info = await this.cri.image('ImageFsInfo', {}, { waitForReady: false });
       mountpoint = info.image_filesystems[0]?.fs_id?.mountpoint;
     } catch {
       return undefined;

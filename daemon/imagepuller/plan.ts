@@ -4,7 +4,7 @@ import { isFinal, tagKey, type DesiredTag, type TagState } from './state.js';
 export interface PullPlan {
   /** Tags that need a pull now. */
   start: DesiredTag[];
-  /** Running pulls to stop: their tag left the spec or its version moved on. */
+  /** Running pulls to stop: their tag left the spec, its version moved on, or another writer recorded its result. */
   cancel: string[];
   /** Results already recorded in the status for the current version: taken over, never pulled again. */
   adopt: TagState[];
@@ -42,10 +42,15 @@ export function planPulls(
     if (!d || d.version !== version) plan.cancel.push(key);
   }
   for (const d of desired) {
-    if (running.get(d.key) === d.version) continue;
     const mem = known.get(d.key);
     if (mem && mem.version === d.version && isFinal(mem.phase)) continue;
     const recorded = status?.imageStatuses?.[d.image]?.tags?.find((t) => t.tag === d.tag && (t.version ?? 0) === d.version);
+    const isRunning = running.get(d.key) === d.version;
+    // A final phase this daemon did not reach for the version it runs is another writer's verdict
+    // (the manager's, at the tag's end): it stands, the pull stops, and the daemon never writes the
+    // tag back to Waiting or Pulling.
+    if (isRunning && !(recorded && isFinal(recorded.phase))) continue;
+    if (isRunning) plan.cancel.push(d.key);
     if (recorded && isFinal(recorded.phase)) {
       plan.adopt.push({
         image: d.image,

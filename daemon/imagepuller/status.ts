@@ -1,3 +1,4 @@
+import type { Condition } from '../../api/types/common.js';
 import type { ImageStatus, ImageTagStatus, NodeImageSpec, NodeImageStatus } from '../../api/types/nodeimage.js';
 import { sortByTag } from '../../api/nodeimage.js';
 import { desiredTags } from './plan.js';
@@ -19,10 +20,10 @@ function tagStatus(s: TagState): ImageTagStatus {
 
 /**
  * The NodeImage status for a spec and what the daemon knows: one entry per spec tag that has a
- * state for its current version, sorted by tag, with counts. Fields this daemon does not own (such
- * as firstSyncStatus) are carried over from `current`.
+ * state for its current version, sorted by tag, with counts, and the daemon's `conditions`. Fields
+ * this daemon does not own (such as firstSyncStatus) are carried over from `current`.
  */
-export function buildStatus(spec: NodeImageSpec | undefined, states: ReadonlyMap<string, TagState>, current?: NodeImageStatus): NodeImageStatus {
+export function buildStatus(spec: NodeImageSpec | undefined, states: ReadonlyMap<string, TagState>, current?: NodeImageStatus, conditions?: Condition[]): NodeImageStatus {
   const desired = desiredTags(spec);
   const images: Record<string, ImageStatus> = {};
   const counts = { succeeded: 0, failed: 0, pulling: 0, waiting: 0 };
@@ -36,10 +37,13 @@ export function buildStatus(spec: NodeImageSpec | undefined, states: ReadonlyMap
     else counts.waiting++;
   }
   for (const img of Object.values(images)) img.tags = sortByTag(img.tags);
+  const ownConditions = conditions ?? current?.conditions;
   return {
     ...(current?.firstSyncStatus ? { firstSyncStatus: current.firstSyncStatus } : {}),
     desired: desired.length,
     ...counts,
     ...(Object.keys(images).length > 0 ? { imageStatuses: images } : {}),
+    // The daemon's own conditions once it has an opinion; until then (a restart) what is stored.
+    ...(ownConditions !== undefined ? { conditions: ownConditions } : {}),
   };
 }

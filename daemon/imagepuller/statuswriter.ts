@@ -38,6 +38,7 @@ export class StatusWriter {
   /** Our last write and the version it replaced, until the watch brings it back. */
   private written: { obj: NodeImage; replaced: string | undefined } | undefined;
   private readonly log: Logger;
+  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly nodeImages: Resource<NodeImage>,
@@ -47,6 +48,15 @@ export class StatusWriter {
     private readonly opts: StatusWriterOptions = {},
   ) {
     this.log = opts.logger ?? componentLogger('imagepuller-status');
+    // Writes that failed during an API server outage go out once it answers again, not at the end
+    // of a backoff that grew while it was away.
+    this.unsubscribe = nodeImages.rest.onServerBack(() => {
+      if (this.failures === 0 || this.stopped) return;
+      this.failures = 0;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = undefined;
+      if (this.dirty) this.schedule();
+    });
   }
 
   markDirty(urgent: boolean): void {
@@ -76,6 +86,7 @@ export class StatusWriter {
 
   stop(): void {
     this.stopped = true;
+    this.unsubscribe();
     if (this.timer) clearTimeout(this.timer);
   }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CriError } from '../cri/errors.js';
+import { CriError, definiteRegistryAnswer } from '../cri/errors.js';
 import type { CriClient } from '../cri/client.js';
 import { parseReference, pullString } from '../../api/image-reference.js';
 import type { AuthConfig } from '../../proto/gen/runtime/v1/AuthConfig.js';
@@ -18,6 +18,10 @@ import { sleep } from '../../kube/informer.js';
 
 const TRACK_AFTER_MS = 3000;
 const BACKOFF_MAX_MS = 30_000;
+/** A local socket costs nothing to try: a runtime that is down is looked for at least this often. */
+const RUNTIME_RECHECK_MAX_MS = 5_000;
+/** How often a pull waiting for disk space looks again (the guard itself looks at most every 5 s). */
+const DISK_RECHECK_MS = 5_000;
 
 export interface PullTask {
   image: string;
@@ -30,6 +34,8 @@ export interface PullTask {
   activeDeadlineSeconds?: number;
   imagePullPolicy?: ImagePullPolicy;
   sandboxConfig?: SandboxConfig;
+  /** The tag's shared end (ms since the epoch): manager and daemon fail it then (api/nodeimage.ts). */
+  endMs?: number;
 }
 
 export interface PullOutcome {
@@ -59,7 +65,9 @@ export class SharedPulls {
     let entry = this.inflight.get(key);
     if (!entry) {
       const abort = new AbortController();
-      const created = { abort, users: 0, result: this.cri.pullImage(normalized, auth, sandbox, { timeoutMs, signal: abort.signal }) };
+      // Not waiting for a connection: a runtime that is down must answer at once (the worker then
+      // waits for it without using up attempts), not after the whole pull deadline.
+      const created = { abort, users: 0, result: this.cri.pullImage(normalized, auth, sandbox, { timeoutMs, signal: abort.signal, waitForReady: false }) };
       this.inflight.set(key, created);
       void created.result.then(
         () => this.inflight.delete(key),
@@ -101,6 +109,8 @@ export interface WorkerDeps {
   progress?: ProgressPoller | undefined;
   /** Returns a refusal message when the disk is too full to pull. */
   diskCheck: () => Promise<string | undefined>;
+  /** Told that a pull waits for disk space (the refusal), or that the disk let one go on (undefined). */
+  onDiskWait?: ((refusal: string | undefined) => void) | undefined;
   /** Credentials to try for the task's registry, in order; throws CredentialError on bad secrets. */
   auths: () => Promise<RegistryAuth[]>;
   /** Retry backoff start (1 s), doubling up to BACKOFF_MAX_MS. */
@@ -120,56 +130,90 @@ const kindText: Record<string, string> = {
   other: 'pull failed',
 };
 
-function describe(err: unknown, timeoutSeconds: number): { message: string; reason: string; permanent: boolean } {
-  if (err instanceof CredentialError) return { message: err.message, reason: 'credentials', permanent: true };
+type Verdict = { message: string; reason: string } & ({ kind: 'permanent' } | { kind: 'retry' } | { kind: 'runtime-down' });
+
+function describe(err: unknown, timeoutSeconds: number): Verdict {
+  if (err instanceof CredentialError) return { message: err.message, reason: 'credentials', kind: 'permanent' };
   if (err instanceof CriError) {
     const text = err.kind === 'deadline' ? `${kindText['deadline']} after ${timeoutSeconds}s` : kindText[err.kind];
-    // A missing image or refused credentials will not change by retrying at once.
-    return { message: `${text}: ${err.details}`, reason: err.kind, permanent: err.kind === 'not-found' || err.kind === 'unauthorized' };
+    const message = `${text}: ${err.details}`;
+    // Only the registry's word on the image itself will not change by retrying.
+    if (definiteRegistryAnswer(err)) return { message, reason: err.kind, kind: 'permanent' };
+    // A runtime that is down (restarting, a node upgrade) says nothing about the image: its time
+    // does not count against backoffLimit.
+    if (err.kind === 'unavailable') return { message, reason: err.kind, kind: 'runtime-down' };
+    return { message, reason: err.kind, kind: 'retry' };
   }
-  return { message: err instanceof Error ? err.message : String(err), reason: 'other', permanent: false };
+  return { message: err instanceof Error ? err.message : String(err), reason: 'other', kind: 'retry' };
 }
 
 function toAuth(a: RegistryAuth): AuthConfig {
   return { username: a.username, password: a.password };
 }
 
+/** The tag's end: activeDeadlineSeconds from the pull's start, and never past the shared end of the tag. */
+function endOf(task: PullTask, startedMs: number): number | undefined {
+  const ends = [task.activeDeadlineSeconds ? startedMs + task.activeDeadlineSeconds * 1000 : undefined, task.endMs].filter((e): e is number => e !== undefined);
+  return ends.length > 0 ? Math.min(...ends) : undefined;
+}
+
 /**
  * Pulls one image tag to completion: IfNotPresent short-cut, credentials tried in order, a CRI
  * deadline per attempt, `backoffLimit` retries with 1 s doubling backoff, the whole tag bounded by
- * activeDeadlineSeconds, byte progress while it runs. Cancelling `signal` stops it without a result.
+ * activeDeadlineSeconds, byte progress while it runs. Waiting for the runtime to come back or for
+ * disk space costs no attempt; only the registry's definite answer about the image fails at once.
+ * Cancelling `signal` stops it without a result.
  */
 export async function runPull(task: PullTask, deps: WorkerDeps, update: StateUpdate, signal: AbortSignal): Promise<PullOutcome | undefined> {
   const started = new Date();
   const timeoutSeconds = task.timeoutSeconds ?? DEFAULT_PULL_TIMEOUT_SECONDS;
   const backoffLimit = task.backoffLimit !== undefined && task.backoffLimit >= 0 ? task.backoffLimit : DEFAULT_PULL_BACKOFF_LIMIT;
-  const deadline = task.activeDeadlineSeconds ? started.getTime() + task.activeDeadlineSeconds * 1000 : undefined;
+  const deadline = endOf(task, started.getTime());
+  const backoffMs = (n: number): number => Math.min(BACKOFF_MAX_MS, (deps.backoffBaseMs ?? 1_000) * 2 ** n);
   update({ phase: 'Pulling', startTime: formatTime(started), progress: 0 });
 
   const fail = (message: string, reason: string, attempts: number): PullOutcome => ({ phase: 'Failed', message, reason, bytes: 0, attempts });
 
   if (task.imagePullPolicy === 'IfNotPresent') {
     try {
-      const st = await deps.cri.image('ImageStatus', { image: { image: task.ref } }, { signal });
+      const st = await deps.cri.image('ImageStatus', { image: { image: task.ref } }, { signal, waitForReady: false });
       if (st.image?.id) return { phase: 'Succeeded', imageID: `${task.image}@${st.image.id}`, bytes: 0, attempts: 0 };
-    } catch (err) {
+    } catch {
+      // Not there, or the runtime cannot say right now: the pull below answers either way, with
+      // its retries.
       if (signal.aborted) return undefined;
-      if (!(err instanceof CriError && err.kind === 'not-found')) throw err;
     }
   }
 
-  let last = { message: '', reason: 'other' };
+  let last: Verdict | undefined;
+  /** Why the pull is not making attempts right now, for the deadline's message. */
+  let waitingFor: string | undefined;
+  let waitedForDisk = false;
   let attempts = 0;
-  for (let i = 0; i <= backoffLimit; i++) {
+  let failures = 0;
+  let runtimeWaits = 0;
+  for (;;) {
     if (signal.aborted) return undefined;
     let budgetMs = timeoutSeconds * 1000;
     if (deadline !== undefined) {
       const left = deadline - Date.now();
-      if (left <= 0) return fail(MESSAGE_PULL_DEADLINE_EXCEEDED, 'deadline', attempts);
+      if (left <= 0) return fail(waitingFor !== undefined ? `${MESSAGE_PULL_DEADLINE_EXCEEDED}: ${waitingFor}` : MESSAGE_PULL_DEADLINE_EXCEEDED, 'deadline', attempts);
       budgetMs = Math.min(budgetMs, left);
     }
     const full = await deps.diskCheck();
-    if (full) return fail(full, 'disk', attempts);
+    deps.onDiskWait?.(full);
+    if (full !== undefined) {
+      waitingFor = full;
+      waitedForDisk = true;
+      update({ message: `waiting for disk space: ${full}` });
+      await sleep(Math.min(DISK_RECHECK_MS, budgetMs), signal);
+      continue;
+    }
+    if (waitedForDisk) {
+      // There is room again: the wait's message goes.
+      update({ message: '' });
+      waitedForDisk = false;
+    }
     attempts++;
     try {
       const auths = await deps.auths();
@@ -178,17 +222,23 @@ export async function runPull(task: PullTask, deps: WorkerDeps, update: StateUpd
     } catch (err) {
       if (signal.aborted) return undefined;
       const d = describe(err, Math.round(budgetMs / 1000));
+      if (d.kind === 'permanent') return fail(d.message, d.reason, attempts);
+      if (d.kind === 'runtime-down') {
+        attempts--;
+        waitingFor = d.message;
+        update({ message: `waiting for the container runtime: ${d.message}` });
+        await sleep(Math.min(backoffMs(runtimeWaits++), RUNTIME_RECHECK_MAX_MS, budgetMs), signal);
+        continue;
+      }
+      runtimeWaits = 0;
+      waitingFor = undefined;
       last = d;
-      if (d.permanent) return fail(d.message, d.reason, attempts);
+      if (++failures > backoffLimit) break;
       update({ message: `attempt ${attempts} of ${backoffLimit + 1} failed: ${d.message}` });
-    }
-    if (i < backoffLimit) {
-      const wait = Math.min(BACKOFF_MAX_MS, (deps.backoffBaseMs ?? 1_000) * 2 ** i);
-      await sleep(deadline !== undefined ? Math.max(0, Math.min(wait, deadline - Date.now())) : wait, signal);
+      await sleep(deadline !== undefined ? Math.max(0, Math.min(backoffMs(failures - 1), deadline - Date.now())) : backoffMs(failures - 1), signal);
     }
   }
-  if (deadline !== undefined && deadline <= Date.now()) return fail(MESSAGE_PULL_DEADLINE_EXCEEDED, 'deadline', attempts);
-  return fail(last.message, last.reason, attempts);
+  return fail(last?.message ?? 'pull failed', last?.reason ?? 'other', attempts);
 }
 
 async function pullOnce(

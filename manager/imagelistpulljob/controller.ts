@@ -127,5 +127,5 @@ class ImageListPullJobController {
 
 export function newImageListPullJobController(ctx: ControllerContext): Controller {
   const c = new ImageListPullJobController(ctx);
-  return { name: IMAGE_LIST_PULL_JOB_CONTROLLER, start: () => c.queue.start(), stop: () => c.queue.stop() };
+  return { name: IMAGE_LIST_PULL_JOB_CONTROLLER, start: () => c.queue.start(), stop: () => c.queue.stop(), retryFailedNow: () => c.queue.retryFailedNow() };
 }

@@ -11,12 +11,13 @@ import {
   REASON_IMAGE_PULL_JOB_COMPLETED,
   REASON_IMAGE_PULL_JOB_DEADLINE_EXCEEDED,
   REASON_INVALID_IMAGE,
+  REASON_NODE_NOT_FOUND,
   REASON_PULL_IMAGE_FAILED,
   REASON_PULL_SECRET_NOT_FOUND,
 } from '../../api/events.js';
 import { jsonEqual } from '../../api/json-equal.js';
 import { MAX_IMAGES_PER_NODE_IMAGE } from '../../api/limits.js';
-import { jobCompletedEventMessage, jobDeadlineEventMessage, nodeImageFullMessage, pullSecretNotFoundMessage } from '../../api/messages.js';
+import { jobCompletedEventMessage, jobDeadlineEventMessage, nodeImageFullMessage, nodeNotFoundMessage, pullSecretNotFoundMessage } from '../../api/messages.js';
 import { FINALIZER_DELETION_PROTECTION } from '../../api/metadata-keys.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage, NodeImageSpec } from '../../api/types/nodeimage.js';
@@ -35,7 +36,7 @@ import { ACTIVE, activeJobs, isActiveJob, activeJobsByPullSecret, activePodSelec
 import { isDeleting } from '../../api/object-meta.js';
 import { timeMs } from '../../api/time.js';
 import { applyJobTag, releaseJobTag } from './desired.js';
-import { selectNodes, selectsNodeImage, type NodeSource } from './nodes.js';
+import { missingNamedNodes, selectNodes, selectsNodeImage, type NodeSource } from './nodes.js';
 import { referencesOf } from './secrets.js';
 import { PullSecretSync } from './secretsync.js';
 import { nodeView, planJob, type NodeView } from './status.js';
@@ -221,6 +222,7 @@ class ImagePullJobController {
       // What we dispatched there is pulling, whatever the stale cache still says.
       return pending.meta === 'dispatch' ? { name, state: 'active', stale: false } : nodeView(ni, target);
     });
+    views.push(...missingNamedNodes(job, this.source).map((name): NodeView => ({ name, state: 'missing', stale: false })));
     const plan = planJob(job, views, parallelismOf(job), Date.now());
     const selectedNames = new Set(selected.map((ni) => ni.metadata?.name ?? ''));
     const release = this.nodeImages
@@ -234,6 +236,7 @@ class ImagePullJobController {
     ];
     const unwritten = await this.writeNodeImages(job, target, todo, log);
     for (const node of plan.full) this.warnOnce(job, `full/${node}`, REASON_PULL_IMAGE_FAILED, nodeImageFullMessage(node, target.image, MAX_IMAGES_PER_NODE_IMAGE));
+    for (const node of plan.missing) this.warnOnce(job, `missing/${node}`, REASON_NODE_NOT_FOUND, nodeNotFoundMessage(node));
     if (this.stopping) return;
 
     if (!jsonEqual(plan.status, job.status)) {
@@ -343,5 +346,5 @@ class ImagePullJobController {
 
 export function newImagePullJobController(ctx: ControllerContext): Controller {
   const c = new ImagePullJobController(ctx);
-  return { name: IMAGE_PULL_JOB_CONTROLLER, start: () => c.queue.start(), stop: () => c.stop() };
+  return { name: IMAGE_PULL_JOB_CONTROLLER, start: () => c.queue.start(), stop: () => c.stop(), retryFailedNow: () => c.queue.retryFailedNow() };
 }

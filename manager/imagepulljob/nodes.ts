@@ -56,6 +56,18 @@ export function selectNodes(job: ImagePullJob, src: NodeSource): NodeImage[] {
   return out.filter((ni) => !isDeleting(ni)).sort((a, b) => byName(a.metadata?.name ?? '', b.metadata?.name ?? ''));
 }
 
+/**
+ * Nodes the job names in selector.names that have no NodeImage (no such Node, or it went away):
+ * upstream drops them silently; the job reports them instead.
+ */
+export function missingNamedNodes(job: ImagePullJob, src: NodeSource): string[] {
+  if (job.spec.podSelector || !job.spec.selector?.names) return [];
+  return [...new Set(job.spec.selector.names)].filter((n) => {
+    const ni = src.nodeImage(n);
+    return ni === undefined || isDeleting(ni);
+  }).sort(byName);
+}
+
 function byName(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

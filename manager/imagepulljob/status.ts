@@ -2,7 +2,7 @@
 // (upstream imagepulljob_controller.go calculateStatus, and syncNodeImages' parallelism rule). Pure: the caller passes the time.
 import { COMPLETION_POLICY_NEVER, IMAGE_PULL_PHASE_FAILED, IMAGE_PULL_PHASE_SUCCEEDED } from '../../api/enums.js';
 import { EMPTY_JOB_GRACE_SECONDS, MAX_IMAGES_PER_NODE_IMAGE } from '../../api/limits.js';
-import { MESSAGE_JOB_COMPLETED, MESSAGE_JOB_DEADLINE_EXCEEDED, jobProgressMessage } from '../../api/messages.js';
+import { MESSAGE_JOB_COMPLETED, MESSAGE_JOB_DEADLINE_EXCEEDED, jobProgressMessage, withMissingNodes } from '../../api/messages.js';
 import { formatTime } from '../../api/time.js';
 import type { ImagePullJob, ImagePullJobStatus } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
@@ -13,9 +13,10 @@ import type { JobTarget } from './target.js';
 /**
  * unsynced: the job's tag (or one of its secret references) is not on the node yet; active: its
  * round runs; succeeded / failed: its round finished; full: the image cannot be added, the
- * NodeImage already holds the most images it may.
+ * NodeImage already holds the most images it may; missing: a node named in selector.names has no
+ * NodeImage (no such Node, or it was deleted).
  */
-export type NodeState = 'unsynced' | 'active' | 'succeeded' | 'failed' | 'full';
+export type NodeState = 'unsynced' | 'active' | 'succeeded' | 'failed' | 'full' | 'missing';
 
 export interface NodeView {
   name: string;
@@ -51,6 +52,8 @@ export interface JobPlan {
   refresh: string[];
   /** Nodes that failed because their NodeImage is full. */
   full: string[];
+  /** Named nodes counted as failed because they do not exist. */
+  missing: string[];
   /** This reconcile completes the job. */
   completed: boolean;
   deadlineExceeded: boolean;
@@ -74,21 +77,27 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
   const unsynced: string[] = [];
   const full: string[] = [];
   const refresh: string[] = [];
+  const missing: string[] = [];
+  const absent: string[] = [];
+  // A named node without a NodeImage may still be joining (its NodeImage comes once it has been
+  // Ready a little while): it counts as failed only after the same grace an empty job gets.
+  const missingGraceLeft = startMs + EMPTY_JOB_GRACE_SECONDS * 1000 - nowMs;
   for (const n of nodes) {
     if (n.stale) refresh.push(n.name);
     if (n.state === 'succeeded') succeeded.push(n.name);
     else if (n.state === 'failed') failed.push(n.name);
     else if (n.state === 'full') full.push(n.name);
+    else if (n.state === 'missing') (missingGraceLeft > 0 ? absent : missing).push(n.name);
     else if (n.state === 'active') active.push(n.name);
     else unsynced.push(n.name);
   }
   const desired = nodes.length;
-  const failedNodes = [...failed, ...full];
+  const failedNodes = [...failed, ...full, ...missing];
   const base = { startTime, desired };
-  const unfinished = active.length + unsynced.length;
+  const unfinished = active.length + unsynced.length + absent.length;
 
   if (deadlineSeconds !== undefined && unfinished > 0 && nowMs - startMs >= deadlineSeconds * 1000) {
-    const all = [...failedNodes, ...active, ...unsynced].sort();
+    const all = [...failedNodes, ...active, ...unsynced, ...absent].sort();
     return {
       status: {
         ...base,
@@ -97,11 +106,12 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
         succeeded: succeeded.length,
         failed: all.length,
         ...(all.length > 0 ? { failedNodes: all } : {}),
-        message: MESSAGE_JOB_DEADLINE_EXCEEDED,
+        message: withMissingNodes(MESSAGE_JOB_DEADLINE_EXCEEDED, [...missing, ...absent].sort()),
       },
       dispatch: [],
       refresh: [],
       full,
+      missing: [...missing, ...absent].sort(),
       completed: true,
       deadlineExceeded: true,
     };
@@ -110,7 +120,7 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
   const slots = Math.max(0, parallelism - active.length);
   const dispatch = unsynced.slice(0, slots);
   const activeCount = active.length + dispatch.length;
-  const waiting = unsynced.length - dispatch.length;
+  const waiting = unsynced.length - dispatch.length + absent.length;
   let completed = false;
   let requeueAfterMs: number | undefined;
   if (!never) {
@@ -122,6 +132,7 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
       completed = left <= 0;
       if (!completed) requeueAfterMs = left;
     }
+    if (!completed && absent.length > 0) requeueAfterMs = missingGraceLeft;
     if (!completed && deadlineSeconds !== undefined) {
       const left = Math.max(1000, startMs + deadlineSeconds * 1000 - nowMs);
       requeueAfterMs = requeueAfterMs === undefined ? left : Math.min(requeueAfterMs, left);
@@ -136,11 +147,12 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
       succeeded: succeeded.length,
       failed: sortedFailed.length,
       ...(sortedFailed.length > 0 ? { failedNodes: sortedFailed } : {}),
-      message: completed ? MESSAGE_JOB_COMPLETED : jobProgressMessage(succeeded.length, sortedFailed.length, desired),
+      message: withMissingNodes(completed ? MESSAGE_JOB_COMPLETED : jobProgressMessage(succeeded.length, sortedFailed.length, desired), [...missing, ...absent].sort()),
     },
     dispatch,
     refresh,
     full,
+    missing,
     completed,
     deadlineExceeded: false,
     ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),

@@ -239,5 +239,6 @@ export function newNodeImageController(ctx: ControllerContext): Controller {
     name: NODE_IMAGE_CONTROLLER,
     start: () => c.queue.start(),
     stop: () => c.queue.stop(),
+    retryFailedNow: () => c.queue.retryFailedNow(),
   };
 }

@@ -2,9 +2,9 @@
 // deadline, are marked Failed so the jobs waiting on them can finish. Pure: time is a parameter.
 import type { ObjectReference } from '../../api/types/core.js';
 import { IMAGE_PULL_PHASE_FAILED, IMAGE_PULL_PHASE_PULLING, IMAGE_PULL_PHASE_SUCCEEDED, IMAGE_PULL_PHASE_WAITING } from '../../api/enums.js';
-import { NODE_IMAGE_DEADLINE_GRACE_SECONDS, NODE_IMAGE_RESPONSE_TIMEOUT_SECONDS, NODE_NOT_READY_RESPONSE_TIMEOUT_SECONDS } from '../../api/limits.js';
+import { NODE_IMAGE_RESPONSE_TIMEOUT_SECONDS, NODE_NOT_READY_RESPONSE_TIMEOUT_SECONDS } from '../../api/limits.js';
 import { MESSAGE_NODE_NOT_RESPONDED, MESSAGE_PULL_DEADLINE_EXCEEDED } from '../../api/messages.js';
-import { sortByTag } from '../../api/nodeimage.js';
+import { sortByTag, tagEndMs } from '../../api/nodeimage.js';
 import { formatTime } from '../../api/time.js';
 import type { ImageStatus, ImageTagStatus, NodeImage, NodeImageStatus } from '../../api/types/nodeimage.js';
 import { timeMs } from '../../api/time.js';
@@ -36,8 +36,8 @@ const final = (phase: string): boolean => phase === IMAGE_PULL_PHASE_SUCCEEDED |
  * Upstream nodeimage_controller.go, doUpdateNodeImage's status pass. A tag with no status for its version fails `node has not responded for a
  * long time` 10 minutes after createdAt, or after 1 minute when the Node was already not Ready when
  * the tag was written; a tag still running fails `pulling exceeds the activeDeadlineSeconds` 10
- * minutes after createdAt + activeDeadlineSeconds (the daemon enforces the deadline itself; this
- * catches a daemon that is gone).
+ * minutes after createdAt + activeDeadlineSeconds (tagEndMs: the daemon applies the same rule, so
+ * this only decides for a daemon that is gone).
  */
 export function timeoutStatus(ni: NodeImage, node: NodeReadiness | undefined, nowMs: number): TimeoutResult {
   const failed: FailedTag[] = [];
@@ -51,6 +51,7 @@ export function timeoutStatus(ni: NodeImage, node: NodeReadiness | undefined, no
       const createdAt = timeMs(tag.createdAt);
       if (createdAt === undefined) continue;
       const version = tag.version ?? 0;
+      const end = tagEndMs(tag);
       const current = ni.status?.imageStatuses?.[name]?.tags?.find((t) => t.tag === tag.tag);
       let message: string | undefined;
       if (!current || (current.version ?? 0) !== version) {
@@ -59,8 +60,8 @@ export function timeoutStatus(ni: NodeImage, node: NodeReadiness | undefined, no
         const left = createdAt + timeout - nowMs;
         if (left <= 0) message = MESSAGE_NODE_NOT_RESPONDED;
         else later(left);
-      } else if (!final(current.phase) && tag.pullPolicy?.activeDeadlineSeconds !== undefined) {
-        const left = createdAt + (tag.pullPolicy.activeDeadlineSeconds + NODE_IMAGE_DEADLINE_GRACE_SECONDS) * 1000 - nowMs;
+      } else if (!final(current.phase) && end !== undefined) {
+        const left = end - nowMs;
         if (left <= 0) message = MESSAGE_PULL_DEADLINE_EXCEEDED;
         else later(left);
       }
@@ -106,6 +107,7 @@ function rebuild(ni: NodeImage, replaced: ReadonlyMap<string, ImageTagStatus>): 
     desired,
     ...counts,
     ...(Object.keys(images).length > 0 ? { imageStatuses: images } : {}),
+    ...(ni.status?.conditions !== undefined ? { conditions: ni.status.conditions } : {}),
   };
   return status;
 }

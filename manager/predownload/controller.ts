@@ -87,6 +87,10 @@ class PreDownloadController implements Controller {
     this.qc.start();
   }
 
+  retryFailedNow(): void {
+    this.qc.retryFailedNow();
+  }
+
   async stop(): Promise<void> {
     this.stopAll.abort();
     for (const w of this.workloads.values()) w.stop.abort();

@@ -1,5 +1,5 @@
 import { CriClient } from '../../daemon/cri/client.js';
-import { CriError } from '../../daemon/cri/errors.js';
+import { CriError, definiteRegistryAnswer } from '../../daemon/cri/errors.js';
 import { parseReference, pullString } from '../../api/image-reference.js';
 import { registryDigest, testEnv } from '../helpers/env.js';
 
@@ -58,18 +58,19 @@ describe('CRI image service on real containerd', () => {
     expect(anon.kind).toBe('unauthorized');
     const wrong = await pullError(image, { username: env.registryUser, password: 'wrong' });
     expect(wrong.kind).toBe('unauthorized');
-    expect(wrong.retryable).toBe(false);
+    expect(definiteRegistryAnswer(wrong)).toBe(true);
   });
 
   it('classifies a missing tag as not-found', async () => {
     const err = await pullError(`${env.registryOpen}/busybox:does-not-exist`);
     expect(err.kind).toBe('not-found');
+    expect(definiteRegistryAnswer(err)).toBe(true);
   });
 
   it('classifies an unreachable registry as registry-unreachable', async () => {
     const err = await pullError('127.0.0.1:1/busybox:1.0');
     expect(err.kind).toBe('registry-unreachable');
-    expect(err.retryable).toBe(true);
+    expect(definiteRegistryAnswer(err)).toBe(false);
   });
 
   it('pulls by digest and by tag@digest, and the digest shows in repo_digests', async () => {

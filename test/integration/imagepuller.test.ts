@@ -13,6 +13,7 @@ import { registryDigest } from '../helpers/env.js';
 import { nodeImages, privateContainerd, startDaemon, tagStatus, type InProcessDaemon } from '../helpers/daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, startProxy, kruise } from '../helpers/kube.js';
 import { ThrottleProxy } from '../helpers/throttle.js';
+import { BlobRefusingProxy } from '../helpers/blob-refusing-proxy.js';
 
 const env = clusterEnv();
 const rest = restClient();
@@ -352,13 +353,120 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
     }
   });
 
-  it('refuses to pull when the image filesystem is above the high watermark', async () => {
+  it('waits for disk space above the high watermark (condition, event), fails only at the deadline, and pulls once there is room', async () => {
     const name = node('disk');
-    daemon(name, { imageFsHighWatermark: 1 });
-    await createNodeImage(name, { [many(41)]: { tags: [tag('1.0')] } });
-    const s = await final(name, many(41), '1.0');
-    expect(s.phase).toBe('Failed');
-    expect(s.message).toMatch(/^image filesystem .* is \d+% full, above the --image-fs-high-watermark of 1%/);
+    const full = daemon(name, { imageFsHighWatermark: 1 });
+    await removeImage(`${many(41)}:1.0`);
+    await createNodeImage(name, {
+      [many(41)]: { tags: [tag('1.0')] },
+      [many(45)]: { tags: [tag('1.0', { pullPolicy: { timeoutSeconds: 60, backoffLimit: 1, activeDeadlineSeconds: 4, ttlSecondsAfterFinished: 300 } })] },
+    });
+    const waiting = await eventually(async () => {
+      const ni = await nis.get(undefined, name);
+      expect(tagStatus(ni, many(41), '1.0')?.message).toMatch(/^waiting for disk space: image filesystem .* is \d+% full, above the --image-fs-high-watermark of 1%/);
+      expect(ni.status?.conditions?.find((c) => c.type === 'ImageFilesystemFull')).toMatchObject({ status: 'True', reason: 'AboveHighWatermark' });
+      return ni;
+    }, 20_000);
+    expect(tagStatus(waiting, many(41), '1.0')?.phase).toBe('Pulling');
+    await eventually(async () => expect((await eventsFor(name)).filter((e) => e.reason === 'ImageFilesystemFull')).toHaveLength(1));
+    // The tag with a deadline fails at it, saying what it waited for; the other goes on waiting.
+    expect(await final(name, many(45), '1.0', 20_000)).toMatchObject({ phase: 'Failed', message: expect.stringMatching(/^pulling exceeds the activeDeadlineSeconds: image filesystem .* full/) });
+    expect(tagStatus(await nis.get(undefined, name), many(41), '1.0')?.phase).toBe('Pulling');
+    // Room again (here: a daemon with the default watermark takes over): the waiting tag is pulled.
+    await full.stop();
+    running.splice(running.indexOf(full), 1);
+    daemon(name);
+    expect(await final(name, many(41), '1.0')).toMatchObject({ phase: 'Succeeded' });
+    await eventually(async () => {
+      expect((await nis.get(undefined, name)).status?.conditions?.find((c) => c.type === 'ImageFilesystemFull')).toMatchObject({ status: 'False', reason: 'BelowHighWatermark' });
+      expect((await eventsFor(name)).filter((e) => e.reason === 'ImageFilesystemFreed')).toHaveLength(1);
+    });
+  });
+
+  it('waits for a container runtime that is down longer than every retry, IfNotPresent and Always alike', async () => {
+    const name = node('ctrd-down');
+    daemon(name);
+    await removeImage(`${many(46)}:1.0`);
+    await removeImage(`${many(47)}:1.0`);
+    ctrd.ctl('stop');
+    try {
+      // backoffLimit 1 and a 200 ms backoff: before, both failed within a second.
+      await createNodeImage(name, {
+        [many(46)]: { tags: [tag('1.0', { imagePullPolicy: 'IfNotPresent' })] },
+        [many(47)]: { tags: [tag('1.0')] },
+      });
+      await eventually(async () => {
+        const ni = await nis.get(undefined, name);
+        for (const ref of [many(46), many(47)]) expect(tagStatus(ni, ref, '1.0')).toMatchObject({ phase: 'Pulling', message: expect.stringMatching(/^waiting for the container runtime: /) });
+      }, 20_000);
+      await new Promise((r) => setTimeout(r, 5_000));
+      const ni = await nis.get(undefined, name);
+      for (const ref of [many(46), many(47)]) expect(tagStatus(ni, ref, '1.0')?.phase).toBe('Pulling');
+    } finally {
+      ctrd.ctl('start');
+    }
+    expect(await final(name, many(46), '1.0')).toMatchObject({ phase: 'Succeeded' });
+    expect(await final(name, many(47), '1.0')).toMatchObject({ phase: 'Succeeded' });
+  });
+
+  it("retries a blob a CDN refused with 403, failing at once only on the registry's answer for the manifest", async () => {
+    const name = node('cdn');
+    daemon(name);
+    const cdn = await BlobRefusingProxy.start(env.registryOpen);
+    try {
+      const ref = `${cdn.address}/many-048`;
+      await removeImage(`${ref}:1.0`);
+      cdn.refuse = 1;
+      await createNodeImage(name, { [ref]: { tags: [tag('1.0', { pullPolicy: { timeoutSeconds: 60, backoffLimit: 2, ttlSecondsAfterFinished: 300 } })] }, [`${cdn.address}/many-049`]: { tags: [tag('nope')] } });
+      expect(await final(name, ref, '1.0')).toMatchObject({ phase: 'Succeeded' });
+      expect(cdn.refused).toBe(1);
+      // An unknown tag is the registry's word: no retry.
+      expect(await final(name, `${cdn.address}/many-049`, 'nope')).toMatchObject({ phase: 'Failed', message: expect.stringMatching(/^image not found in the registry: /) });
+    } finally {
+      await cdn.stop();
+    }
+  });
+
+  it('fails tags queued behind busy workers at their end (createdAt + activeDeadlineSeconds + 10 min) as the manager does, and no tag flips back', async () => {
+    const name = node('queued');
+    daemon(name, { maxWorkers: 1 });
+    const refs = [0, 1, 2, 3].map((i) => `${slow.address}/many-${String(50 + i).padStart(3, '0')}`);
+    for (const r of refs) await removeImage(`${r}:1.0`);
+    // Written 597 s ago with a 30 s deadline: the tags end 33 s from now, by the manager's rule and
+    // the daemon's alike (the manager's "not responded" rule, at 600 s, finds the daemon's answers).
+    // The registry holds every pull: the first fails at its own 30 s, the second then pulls, and it
+    // and the two still queued reach their end together.
+    const createdAt = new Date(Date.now() - 597_000).toISOString();
+    const pullPolicy = { timeoutSeconds: 60, backoffLimit: 1, activeDeadlineSeconds: 30, ttlSecondsAfterFinished: 300 };
+    const phases = new Map<string, string[]>();
+    const ac = new AbortController();
+    const list = await nis.list(undefined, { limit: 1 });
+    const watching = nis
+      .watch(undefined, { resourceVersion: list.metadata?.resourceVersion, fieldSelector: `metadata.name=${name}` }, (ev) => {
+        for (const r of refs) {
+          const p = tagStatus(ev.object, r, '1.0')?.phase;
+          const seen = phases.get(r) ?? [];
+          if (p !== undefined && seen[seen.length - 1] !== p) phases.set(r, [...seen, p]);
+        }
+      }, ac.signal)
+      .catch(() => undefined);
+    slow.pause();
+    try {
+      await createNodeImage(name, Object.fromEntries(refs.map((r) => [r, { tags: [tag('1.0', { createdAt, pullPolicy })] }])));
+      for (const r of refs) expect(await final(name, r, '1.0', 60_000)).toMatchObject({ phase: 'Failed', message: 'pulling exceeds the activeDeadlineSeconds' });
+      // Long enough for a daemon that rebuilt Waiting from memory to have written it back.
+      await new Promise((r) => setTimeout(r, 4_000));
+    } finally {
+      slow.resume();
+      ac.abort();
+      await watching;
+    }
+    for (const r of refs) {
+      const seen = phases.get(r) ?? [];
+      expect({ ref: r, after: seen.slice(seen.indexOf('Failed')) }).toEqual({ ref: r, after: ['Failed'] });
+    }
+    const ni = await nis.get(undefined, name);
+    expect(ni.status).toMatchObject({ failed: 4, waiting: 0, pulling: 0 });
   });
 
   it('retries a pull broken by a containerd restart', async () => {

@@ -127,14 +127,25 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     await eventually(async () => expect((await eventsOf('labels')).map((e) => e.reason)).toContain('Completed'));
   });
 
-  it('selects named nodes that have a NodeImage, reports node failures', async () => {
+  it('selects named nodes, reports node failures, and names nodes that do not exist or went away (upstream drops them silently)', async () => {
     const [a, b, c] = await fakeNodes(3);
-    daemon.behaviour = (node) => (node === b ? { phase: 'Failed', message: 'manifest unknown' } : { phase: 'Succeeded' });
-    await createJob('names', { image: image(3), parallelism: 5, selector: { names: [a ?? '', b ?? '', `${ns}-missing`] } });
-    const j = await waitJob('names', completed, 'completed');
+    const leaving = `${ns}-node-leaving`;
+    createdNodes.push(leaving);
+    await createFakeNode(rest, leaving, daemon.labels);
+    await eventually(() => nis.get(undefined, leaving), 20_000);
+    // The fake daemon never answers on the leaving node: only its deletion ends its part.
+    daemon.behaviour = (node) => (node === b ? { phase: 'Failed', message: 'manifest unknown' } : node === leaving ? { phase: 'Pulling' } : { phase: 'Succeeded' });
+    await createJob('names', { image: image(3), parallelism: 5, selector: { names: [a ?? '', b ?? '', `${ns}-missing`, leaving] } });
+    await new Promise((r) => setTimeout(r, 600));
+    await nodes.delete(undefined, leaving);
+    // A named node may still be joining: it counts as failed after the minute an empty job waits.
+    const j = await waitJob('names', completed, 'completed', 120_000);
     daemon.behaviour = () => ({ phase: 'Succeeded' });
-    expect(j.status).toMatchObject({ desired: 2, succeeded: 1, failed: 1, failedNodes: [b], message: 'job has completed' });
+    const missing = [`${ns}-missing`, leaving].sort();
+    expect(j.status).toMatchObject({ desired: 4, succeeded: 1, failed: 3, failedNodes: [b, ...missing].sort(), message: `job has completed; no such node: ${missing.join(', ')}` });
     expect((await nis.get(undefined, c ?? '')).spec?.images?.[key(3)]).toBeUndefined();
+    const events = (await new Resource<KubeObject & { reason?: string; message?: string }>(rest, core.events).list(ns, { fieldSelector: 'involvedObject.name=names' })).items;
+    expect(events.filter((e) => e.reason === 'NodeNotFound').map((e) => e.message).sort()).toEqual(missing.map((n) => `node ${n} named in spec.selector.names does not exist (it has no NodeImage): counted as failed`));
   });
 
   it('keeps at most `parallelism` nodes pulling at every moment, and an edited parallelism takes effect', async () => {

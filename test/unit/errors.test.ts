@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import { classify, classifyMessage, CriError, toCriError } from '../../daemon/cri/errors.js';
+import { classify, classifyMessage, CriError, definiteRegistryAnswer, toCriError } from '../../daemon/cri/errors.js';
 
 describe('CRI error classification', () => {
   // Texts as containerd 1.6 and other runtimes and registries really word them.
@@ -48,7 +48,30 @@ describe('CRI error classification', () => {
     expect(e.grpcCode).toBe(status.UNKNOWN);
     expect(e.message).toBe('PullImage: unauthorized: x: 401 Unauthorized');
     expect(e.cause).toBe(svcErr);
-    expect(e.retryable).toBe(false);
-    expect(toCriError('PullImage', new Error('dial tcp: connection refused')).retryable).toBe(true);
+    expect(definiteRegistryAnswer(e)).toBe(false);
+    expect(definiteRegistryAnswer(toCriError('PullImage', new Error('dial tcp: connection refused')))).toBe(false);
+  });
+
+  // Only the registry's word on the image itself (its manifest) fails a pull at once.
+  const definite: Array<[string, boolean]> = [
+    ['failed to pull and unpack image "127.0.0.1:5000/busybox:nope": failed to resolve reference "127.0.0.1:5000/busybox:nope": 127.0.0.1:5000/busybox:nope: not found', true],
+    ['failed to pull and unpack image "r/private/busybox:1.0": failed to resolve reference "r/private/busybox:1.0": unexpected status from HEAD request to http://r/v2/private/busybox/manifests/1.0: 401 Unauthorized', true],
+    ['pulling from host r failed with status code [manifests 1.0]: 403 Forbidden', true],
+    ['reading manifest 9.9 in quay.io/x/y: manifest unknown', true],
+    ['Error response from daemon: pull access denied for x, repository does not exist or may require authorization', true],
+    // A CDN refusing a blob, a snapshotter losing a parent: nothing final about the image.
+    ['failed to pull and unpack image "r/x:1": failed to copy: httpReadSeeker: failed open: unexpected status code https://cdn/v2/x/blobs/sha256:ab: 403 Forbidden', false],
+    ['failed to pull and unpack image "r/x:1": failed to extract layer sha256:ab: failed to get reader from content store: content digest sha256:ab: not found', false],
+    ['failed to pull and unpack image "r/x:1": failed to prepare extraction snapshot "extract-1 sha256:ab": parent snapshot sha256:cd does not exist: not found', false],
+    ['an error that mentions 404 somewhere', false],
+  ];
+  it.each(definite)('definite registry answer? %j', (text, yes) => {
+    expect(definiteRegistryAnswer(toCriError('PullImage', Object.assign(new Error(text), { code: status.UNKNOWN, details: text, metadata: undefined })))).toBe(yes);
+  });
+
+  it('takes a runtime\'s NOT_FOUND or UNAUTHENTICATED code as the registry\'s answer, UNAVAILABLE never', () => {
+    expect(definiteRegistryAnswer(new CriError('not-found', 'PullImage', status.NOT_FOUND, 'image x not found'))).toBe(true);
+    expect(definiteRegistryAnswer(new CriError('unauthorized', 'PullImage', status.UNAUTHENTICATED, 'denied'))).toBe(true);
+    expect(definiteRegistryAnswer(new CriError('unavailable', 'PullImage', status.UNAVAILABLE, 'connect ENOENT'))).toBe(false);
   });
 });

@@ -40,6 +40,28 @@ describe('planPulls', () => {
     expect(p.start.map((d) => d.tag)).toEqual(['1.1']);
   });
 
+  it("takes another writer's final verdict for a tag it is still pulling or queueing: the pull stops, the verdict stands", () => {
+    const status: NodeImageStatus = {
+      desired: 2,
+      imageStatuses: { big: { tags: [{ tag: '1', phase: 'Failed', version: 0, message: 'pulling exceeds the activeDeadlineSeconds' }, { tag: '2', phase: 'Waiting', version: 0 }] } },
+    };
+    const running = new Map([
+      [tagKey('big', '1'), 0],
+      [tagKey('big', '2'), 0],
+    ]);
+    const known = new Map([
+      [tagKey('big', '1'), state('big', '1', 0, 'Waiting')],
+      [tagKey('big', '2'), state('big', '2', 0, 'Waiting')],
+    ]);
+    const p = planPulls(spec({ big: [t('1'), t('2')] }), status, running, known);
+    expect(p.cancel).toEqual([tagKey('big', '1')]);
+    expect(p.adopt).toEqual([state('big', '1', 0, 'Failed', { message: 'pulling exceeds the activeDeadlineSeconds' })]);
+    expect(p.start).toEqual([]);
+    // What the daemon then writes keeps the verdict: no flip back to Waiting.
+    const after = new Map([...known, [tagKey('big', '1'), p.adopt[0] as TagState]]);
+    expect(buildStatus(spec({ big: [t('1'), t('2')] }), after, status).imageStatuses?.['big']?.tags.map((x) => x.phase)).toEqual(['Failed', 'Waiting']);
+  });
+
   it('pulls again when the version moved past the recorded result', () => {
     const status: NodeImageStatus = { desired: 1, imageStatuses: { nginx: { tags: [{ tag: '1.0', phase: 'Succeeded', version: 1 }] } } };
     expect(planPulls(spec({ nginx: [t('1.0', 2)] }), status, new Map(), new Map()).start.map((d) => d.version)).toEqual([2]);

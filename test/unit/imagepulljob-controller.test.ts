@@ -222,6 +222,16 @@ describe('job plan and status', () => {
     expect(p.status).toMatchObject({ failed: 1, failedNodes: ['a'], completionTime: at(0) });
     expect(p.full).toEqual(['a']);
   });
+  it('waits for a named node without a NodeImage as long as an empty job, then counts it failed and names it', () => {
+    const early = planJob(always({}, { desired: 2, startTime: at(-10) }), [v('node-1', 'succeeded'), v('node-2', 'missing')], 1, T0);
+    expect(early.completed).toBe(false);
+    expect(early.requeueAfterMs).toBe(50_000);
+    expect(early.status).toEqual({ startTime: at(-10), desired: 2, active: 0, succeeded: 1, failed: 0, message: 'job is running, progress 50.0%; no such node: node-2' });
+    const late = planJob(always({}, { desired: 2, startTime: at(-60) }), [v('node-1', 'succeeded'), v('node-2', 'missing')], 1, T0);
+    expect(late.completed).toBe(true);
+    expect(late.missing).toEqual(['node-2']);
+    expect(late.status).toEqual({ startTime: at(-60), completionTime: at(0), desired: 2, active: 0, succeeded: 1, failed: 1, failedNodes: ['node-2'], message: 'job has completed; no such node: node-2' });
+  });
   it('never completes a Never job', () => {
     const p = planJob(job({ completionPolicy: { type: 'Never' } }), [v('a', 'succeeded')], 1, T0);
     expect(p.completed).toBe(false);

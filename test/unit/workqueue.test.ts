@@ -78,6 +78,26 @@ describe('WorkQueue', () => {
     expect(q.failures('k')).toBe(0);
   });
 
+  it('retries keys waiting out a failure backoff at once on request, leaving planned requeues alone', async () => {
+    const q = new WorkQueue({ name: 't', concurrency: 1, backoffBaseMs: 60_000, backoffMaxMs: 60_000 });
+    const runs: string[] = [];
+    q.start(async (key) => {
+      runs.push(key);
+      if (key === 'failing' && runs.filter((k) => k === key).length === 1) throw new Error('server gone');
+      if (key === 'later' && runs.filter((k) => k === key).length === 1) return { requeueAfterMs: 60_000 };
+      return undefined;
+    });
+    q.add('failing');
+    q.add('later');
+    await q.idle();
+    expect(q.failures('failing')).toBe(1);
+    q.retryFailedNow();
+    await q.idle();
+    expect(runs).toEqual(['failing', 'later', 'failing']);
+    expect(q.failures('failing')).toBe(0);
+    await q.shutdown();
+  });
+
   it('honours requeueAfter and keeps the earliest schedule', async () => {
     const q = new WorkQueue({ name: 't', concurrency: 1 });
     const runs: number[] = [];

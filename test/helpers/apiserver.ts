@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { clusterEnv, restClient } from './kube.js';
+
+/**
+ * Stops the environment's real kube-apiserver (every client then meets refused connections) and, `downMs` after it stopped, starts it again with the same command line and PID
+ * file (hack/lib/cluster.sh), as a node upgrade or a crash-looping control plane would. Resolves
+ * with the moment it served a list again.
+ */
+export async function apiServerOutage(downMs: number, duringOutage: () => Promise<void> = async () => undefined): Promise<{ stoppedAt: number; backAt: number }> {
+  const kube = join(clusterEnv().envDir, 'kube');
+  const pidFile = join(kube, 'pids', 'kube-apiserver.pid');
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+  // SIGKILL, as a crash: on SIGTERM the server stops listening at once but drains its watches for
+  // up to a minute before it exits, which would stretch the outage past what the test asks for.
+  process.kill(pid, 'SIGKILL');
+  while (existsSync(`/proc/${pid}`)) await new Promise((r) => setTimeout(r, 50));
+  const stoppedAt = Date.now();
+  await duringOutage();
+  await new Promise((r) => setTimeout(r, Math.max(0, stoppedAt + downMs - Date.now())));
+  const log = openSync(join(kube, 'logs', 'kube-apiserver.log'), 'a');
+  const [cmd, ...args] = argv;
+  const child = spawn(cmd ?? '', args, { detached: true, stdio: ['ignore', log, log] });
+  closeSync(log);
+  child.unref();
+  writeFileSync(pidFile, String(child.pid));
+  const rest = restClient();
+  try {
+    for (;;) {
+      // A list served from etcd: the server is back for its clients, not just listening.
+      const ok = await rest.request('GET', '/api/v1/namespaces', { query: { limit: 1 } }).then(
+        () => true,
+        () => false,
+      );
+      if (ok) return { stoppedAt, backAt: Date.now() };
+      if (child.exitCode !== null) throw new Error(`kube-apiserver exited with ${child.exitCode} on restart (log: ${join(kube, 'logs', 'kube-apiserver.log')})`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    await rest.close();
+  }
+}

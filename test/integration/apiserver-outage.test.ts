@@ -1,0 +1,76 @@
+import type { ImagePullJob } from '../../api/types/imagepulljob.js';
+import { CriClient } from '../../daemon/cri/client.js';
+import { Resource } from '../../kube/resource.js';
+import { apiServerOutage } from '../helpers/apiserver.js';
+import { nodeImages, tagStatus } from '../helpers/daemon.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, kruise, restClient } from '../helpers/kube.js';
+import { installation, scrape, sum } from '../helpers/manager.js';
+import { ThrottleProxy } from '../helpers/throttle.js';
+
+// The installation (manager and a daemon per node, as processes of their own) through a real
+// outage of the environment's kube-apiserver: stopped for 20 s mid-job, then started again.
+const env = clusterEnv();
+const rest = restClient();
+const nis = nodeImages(rest);
+const jobs = new Resource<ImagePullJob>(rest, kruise.imagePullJobs);
+let ns = '';
+let slow: ThrottleProxy;
+
+beforeAll(async () => {
+  ns = await createNamespace(rest, 'outage');
+  slow = await ThrottleProxy.start(env.registryOpen, 8_000_000);
+});
+afterAll(async () => {
+  await jobs.delete(ns, 'outage').catch(() => undefined);
+  await deleteNamespace(rest, ns);
+  await slow.stop();
+  await rest.close();
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('an API server outage', () => {
+  it('stops no process: the leader campaigns again in-process, and the job completes within 10 s of the return', async () => {
+    const inst = installation();
+    const metrics = inst.manager.metricsPort;
+    const lostBefore = sum(await scrape(metrics), 'kruise_manager_leadership_lost_total');
+    const image = `${slow.address}/big`;
+    for (const n of env.nodes) {
+      const cri = new CriClient(n.criSocket);
+      await cri.image('RemoveImage', { image: { image: `${image}:1.0` } });
+      cri.close();
+    }
+    // Both nodes start pulling, and the registry holds the downloads until the server is gone:
+    // every result comes in during the outage.
+    slow.pause();
+    await jobs.create({
+      metadata: { name: 'outage', namespace: ns },
+      spec: { image: `${image}:1.0`, parallelism: 2, selector: { names: env.nodes.map((n) => n.name) }, completionPolicy: { type: 'Always' }, pullPolicy: { timeoutSeconds: 120, backoffLimit: 1 } },
+    });
+    await eventually(async () => {
+      for (const n of env.nodes) expect(tagStatus(await nis.get(undefined, n.name), image, '1.0')?.phase).toBe('Pulling');
+    }, 30_000);
+    const { stoppedAt, backAt } = await apiServerOutage(20_000, async () => slow.resume());
+    const done = await eventually(async () => {
+      const j = await jobs.get(ns, 'outage');
+      if (j.status?.completionTime === undefined) throw new Error(`not completed: ${JSON.stringify(j.status)}`);
+      return j;
+    }, 60_000, 200);
+    const afterReturnMs = Date.now() - backAt;
+    console.log(`API server away ${((backAt - stoppedAt) / 1000).toFixed(1)} s; the job completed ${(afterReturnMs / 1000).toFixed(1)} s after its return`);
+    expect(done.status).toMatchObject({ desired: 2, succeeded: 2, failed: 0, message: 'job has completed' });
+    expect(backAt - stoppedAt).toBeGreaterThanOrEqual(20_000);
+    expect(afterReturnMs).toBeLessThan(10_000);
+    // Nothing exited: the same processes run, and the manager's term ended and began again.
+    for (const pid of [inst.manager.pid, ...inst.daemons.map((d) => d.pid)]) expect({ pid, alive: alive(pid) }).toEqual({ pid, alive: true });
+    expect(sum(await scrape(metrics), 'kruise_manager_leadership_lost_total')).toBe(lostBefore + 1);
+    await eventually(async () => expect(sum(await scrape(metrics), 'kruise_manager_leader')).toBe(1));
+  });
+});
