@@ -134,6 +134,7 @@ YAML
       --service-cluster-ip-range "$SERVICE_CIDR" --allow-privileged=true \
       --max-requests-inflight 3000 --max-mutating-requests-inflight 1000 --profiling=false --v 1 \
       --enable-aggregator-routing=true --kubelet-preferred-address-types InternalIP,Hostname \
+      --kubelet-client-certificate "$p/admin.crt" --kubelet-client-key "$p/admin.key" \
       --audit-policy-file "$KUBE_DIR/audit-policy.yaml" --audit-log-path "$KUBE_DIR/logs/audit.log" --audit-log-maxsize 200
   fi
   WAIT_PIDFILE=$KUBE_DIR/pids/kube-apiserver.pid wait_for kube-apiserver 90 curl -fsS --cacert "$p/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" \
@@ -219,7 +220,7 @@ KC
   cat > "$d/config.yaml" <<CFG
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: $(node_ip "$i")
 port: $port
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
