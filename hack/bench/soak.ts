@@ -91,7 +91,7 @@ async function churn(stop: AbortSignal, counts: Record<string, number>): Promise
       );
     }
     if (i % 2 === 0) {
-      const node = nodes[i % nodes.length] ?? '';
+      const node = nodes[(i / 2) % nodes.length] ?? '';
       const pod = await pods.get(ns, `sleeper-${node}`).catch(() => undefined);
       if (pod?.status?.containerStatuses?.[0]?.ready === true) {
         await step('ContainerRecreateRequest', () =>
