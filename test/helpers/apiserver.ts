@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { RestClient } from '../../kube/rest.js';
 import { clusterEnv, restClient } from './kube.js';
 
 /**
@@ -8,7 +9,13 @@ import { clusterEnv, restClient } from './kube.js';
  * file (hack/lib/cluster.sh), as a node upgrade or a crash-looping control plane would. Resolves
  * with the moment it served a list again.
  */
-export async function apiServerOutage(downMs: number, duringOutage: () => Promise<void> = async () => undefined): Promise<{ stoppedAt: number; backAt: number }> {
+export async function apiServerOutage(
+  downMs: number,
+  duringOutage: () => Promise<void> = async () => undefined,
+  /** Who must be served again for the server to count as back (default: the admin). */
+  as: RestClient = restClient(),
+  path = '/api/v1/namespaces?limit=1',
+): Promise<{ stoppedAt: number; backAt: number }> {
   const kube = join(clusterEnv().envDir, 'kube');
   const pidFile = join(kube, 'pids', 'kube-apiserver.pid');
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
@@ -26,11 +33,12 @@ export async function apiServerOutage(downMs: number, duringOutage: () => Promis
   closeSync(log);
   child.unref();
   writeFileSync(pidFile, String(child.pid));
-  const rest = restClient();
+  const rest = as;
   try {
     for (;;) {
-      // A list served from etcd: the server is back for its clients, not just listening.
-      const ok = await rest.request('GET', '/api/v1/namespaces', { query: { limit: 1 } }).then(
+      // Served from etcd and past authorization: the server is back for that client, not just
+      // listening (a fresh server refuses ServiceAccounts for seconds while its RBAC cache fills).
+      const ok = await rest.request('GET', path).then(
         () => true,
         () => false,
       );

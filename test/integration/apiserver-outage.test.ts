@@ -1,4 +1,8 @@
+import { join } from 'node:path';
+import { DEFAULT_KRUISE_NAMESPACE, DEFAULT_LEADER_ELECTION_ID } from '../../api/installation.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
+import { loadClusterAccess } from '../../kube/kubeconfig.js';
+import { RestClient } from '../../kube/rest.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { Resource } from '../../kube/resource.js';
 import { apiServerOutage } from '../helpers/apiserver.js';
@@ -57,7 +61,9 @@ describe('an API server outage', () => {
     await eventually(async () => {
       for (const n of env.nodes) expect(tagStatus(await nis.get(undefined, n.name), image, '1.0')?.phase).toBe('Pulling');
     }, 30_000);
-    const { stoppedAt, backAt } = await apiServerOutage(20_000, async () => slow.resume());
+    // Back means back for kruise-ts: the manager's own ServiceAccount may read its lease again.
+    const asManager = new RestClient(loadClusterAccess(join(env.envDir, 'kruise', 'kubeconfig-manager')), { qps: 0 });
+    const { stoppedAt, backAt } = await apiServerOutage(20_000, async () => slow.resume(), asManager, `/apis/coordination.k8s.io/v1/namespaces/${DEFAULT_KRUISE_NAMESPACE}/leases/${DEFAULT_LEADER_ELECTION_ID}`);
     const done = await eventually(async () => {
       const j = await jobs.get(ns, 'outage');
       if (j.status?.completionTime === undefined) throw new Error(`not completed: ${JSON.stringify(j.status)}`);
