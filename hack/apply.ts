@@ -9,7 +9,7 @@ const admission = (plural: string, kind: string): ResourceType => ({ group: 'adm
 
 export const applicable: Record<string, ResourceType> = {
   Namespace: core.namespaces,
-  ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+  ServiceAccount: core.serviceaccounts,
   Secret: core.secrets,
   ClusterRole: rbac('clusterroles', 'ClusterRole', false),
   ClusterRoleBinding: rbac('clusterrolebindings', 'ClusterRoleBinding', false),

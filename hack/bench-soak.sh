@@ -4,15 +4,9 @@
 # section (the rest of the file is npm run bench's).
 source "$(dirname "$0")/lib/common.sh"
 require_root "$@"
+source "$(dirname "$0")/lib/bench-env.sh"
 cd "$(dirname "$0")/.."
-export KRUISE_TS_ENV=soak KRUISE_TS_PORT_OFFSET=${KRUISE_TS_PORT_OFFSET:-3000}
-bash hack/install-deps.sh
-[ -d node_modules ] || npm ci --no-audit --no-fund
-npm run --silent build
-trap 'bash hack/env-down.sh' EXIT
-bash hack/env-up.sh
-envjson=/tmp/kruise-ts-soak/env.json
-node dist/hack/install-crds.js "$envjson"
+bench_environment soak 3000
 section=$(mktemp)
 {
   node dist/hack/bench/soak.js "$envjson"

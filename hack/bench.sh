@@ -3,15 +3,9 @@
 # Benchmarks measure; they never pass or fail. BENCH_RUNS sets the repetitions (default 5).
 source "$(dirname "$0")/lib/common.sh"
 require_root "$@"
+source "$(dirname "$0")/lib/bench-env.sh"
 cd "$(dirname "$0")/.."
-export KRUISE_TS_ENV=bench KRUISE_TS_PORT_OFFSET=${KRUISE_TS_PORT_OFFSET:-2000}
-bash hack/install-deps.sh
-[ -d node_modules ] || npm ci --no-audit --no-fund
-npm run --silent build
-trap 'bash hack/env-down.sh' EXIT
-bash hack/env-up.sh
-envjson=/tmp/kruise-ts-bench/env.json
-node dist/hack/install-crds.js "$envjson"
+bench_environment bench 2000
 out=$(mktemp)
 export BENCH_RESULTS=$(mktemp)
 began=$(date +%s)
@@ -39,5 +33,9 @@ began=$(date +%s)
   echo "Whole run: $(( ($(date +%s) - began + 30) / 60 )) min on this machine (npm run bench: build, environment, every benchmark)."
 } | tee "$out"
 rm -f "$BENCH_RESULTS"
+# The Soak section is npm run bench:soak's: it stays as that run wrote it.
+if [ -f BENCHMARKS.md ] && grep -q '^## Soak' BENCHMARKS.md; then
+  { echo; awk '/^## /{keep = /^## Soak/} keep' BENCHMARKS.md; } >> "$out"
+fi
 mv "$out" BENCHMARKS.md
 log "wrote BENCHMARKS.md"

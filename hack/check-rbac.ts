@@ -118,6 +118,9 @@ export function check(objects: readonly Rendered[], accesses: readonly Access[])
   };
 }
 
+/** Calls counted once per identity, verb, resource and namespace (names aside). */
+const distinctCalls = (accesses: readonly Access[]): number => new Set(accesses.map((a) => `${a.identity} ${a.verb} ${a.group}/${a.resource} ${a.namespace}`)).size;
+
 const show = (x: Access | Grant): string =>
   `${x.identity}: ${x.verb} ${x.group === '' ? '' : `${x.group}/`}${x.resource}${x.namespace ? ` in ${x.namespace}` : ' (cluster-wide)'}${'name' in x && x.name ? ` ${x.name}` : ''}${'resourceNames' in x && x.resourceNames ? ` [${x.resourceNames.join(',')}]` : ''}`;
 
@@ -132,7 +135,7 @@ function checkAudit(file: string): void {
   for (const a of forbidden) console.error(`refused by the API server (403): ${show(a)}`);
   for (const a of refused) console.error(`not granted by deploy/ but called: ${show(a)}`);
   for (const g of unused) console.log(`granted, not called in this run: ${show(g)}`);
-  const distinct = new Set(accesses.map((a) => `${a.identity} ${a.verb} ${a.group}/${a.resource} ${a.namespace}`)).size;
+  const distinct = distinctCalls(accesses);
   if (forbidden.length > 0 || refused.length > 0 || distinct === 0) {
     console.error(`check-rbac: ${file}: ${forbidden.length} requests refused, ${refused.length} calls outside deploy/'s RBAC, ${distinct} distinct calls`);
     process.exit(1);
@@ -156,5 +159,5 @@ if (process.argv[1]?.endsWith('check-rbac.js') && process.argv[2] === '--audit')
     console.error(`check-rbac: deploy/base/rbac.yaml does not match what the binaries call (${refused.length} missing, ${unused.length} unused)`);
     process.exit(1);
   }
-  console.log(`check-rbac: deploy/ grants exactly the ${new Set(accesses.map((a) => `${a.identity} ${a.verb} ${a.group}/${a.resource} ${a.namespace}`)).size} distinct calls the binaries made`);
+  console.log(`check-rbac: deploy/ grants exactly the ${distinctCalls(accesses)} distinct calls the binaries made`);
 }

@@ -12,7 +12,7 @@ import type { KubeObject } from '../api/types/common.js';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
 import { RestClient } from '../kube/rest.js';
 import { Resource } from '../kube/resource.js';
-import type { LocalEnv } from './kruise.js';
+import { portOffset, type LocalEnv } from './kruise.js';
 import { projectRoot } from './root.js';
 import { eventuallyTrue } from './wait.js';
 
@@ -29,16 +29,12 @@ export function installDir(env: PodEnv): string {
   return join(env.envDir, 'kruise-pods');
 }
 
-function offset(env: LocalEnv): number {
-  return Number(env.registryOpen.split(':')[1]) - 5000;
-}
-
 /** Builds the image and pushes it to this environment's registry; returns its reference. */
 export function buildImage(env: PodEnv, tag?: string): string {
   const out = execFileSync('bash', [join(root, 'hack', 'build-image.sh'), ...(tag ? [tag] : [])], {
     cwd: root,
     encoding: 'utf8',
-    env: { ...process.env, KRUISE_TS_ENV: env.envName, KRUISE_TS_PORT_OFFSET: String(offset(env)) },
+    env: { ...process.env, KRUISE_TS_ENV: env.envName, KRUISE_TS_PORT_OFFSET: String(portOffset(env)) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return out.trim().split('\n').pop() ?? '';

@@ -29,7 +29,8 @@ export interface Installation {
 
 const root = projectRoot();
 
-function offset(env: LocalEnv): number {
+/** The environment's KRUISE_TS_PORT_OFFSET, read back from its open registry's port (5000 + offset). */
+export function portOffset(env: { registryOpen: string }): number {
   return Number(env.registryOpen.split(':')[1]) - 5000;
 }
 
@@ -49,7 +50,7 @@ function identityKubeconfig(env: LocalEnv, who: 'manager' | 'daemon'): string {
 }
 
 export function managerArgs(env: LocalEnv, extra: string[] = []): string[] {
-  const o = offset(env);
+  const o = portOffset(env);
   return [
     join(root, 'dist', 'manager', 'main.js'),
     '--kubeconfig', identityKubeconfig(env, 'manager'),
@@ -71,10 +72,20 @@ export function daemonArgs(env: LocalEnv, i: number, extra: string[] = []): stri
     '--node-name', n.name,
     '--kubeconfig', identityKubeconfig(env, 'daemon'),
     '--runtime-endpoint', `unix://${n.criSocket}`,
-    '--addr', `127.0.0.1:${10231 + offset(env) + 10 * i}`,
+    '--addr', `127.0.0.1:${10231 + portOffset(env) + 10 * i}`,
     '--status-write-interval-seconds', '1',
     ...extra,
   ];
+}
+
+/** Whether a process with this PID still exists. */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function waitHttp(url: string, pid: number, log: string, timeoutMs = 60_000): Promise<void> {
@@ -85,12 +96,7 @@ async function waitHttp(url: string, pid: number, log: string, timeoutMs = 60_00
     } catch {
       // not listening yet
     }
-    let alive = true;
-    try {
-      process.kill(pid, 0);
-    } catch {
-      alive = false;
-    }
+    const alive = processAlive(pid);
     if (!alive || Date.now() > deadline) {
       throw new Error(`${url} not ready (${alive ? 'timeout' : 'process exited'}); log ${log}:\n${existsSync(log) ? readFileSync(log, 'utf8').slice(-3000) : ''}`);
     }
@@ -142,7 +148,7 @@ export async function install(env: LocalEnv): Promise<void> {
 export async function up(env: LocalEnv, daemonExtra: string[] = [], managerExtra: string[] = []): Promise<Installation> {
   mkdirSync(dir(env), { recursive: true });
   await install(env);
-  const o = offset(env);
+  const o = portOffset(env);
   const mlog = join(dir(env), 'manager.log');
   const mpid = await startManager(managerArgs(env, managerExtra), mlog, 18000 + o);
   const daemons = env.nodes.map((n, i) => {
@@ -192,11 +198,7 @@ export async function stopPid(pid: number, graceMs = 10_000): Promise<void> {
   }
   const deadline = Date.now() + graceMs;
   for (;;) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
+    if (!processAlive(pid)) return;
     if (Date.now() > deadline) {
       process.kill(pid, 'SIGKILL');
       return;

@@ -1,5 +1,5 @@
 import type { KubeObject } from '../api/types/common.js';
-import { Resource } from '../kube/resource.js';
+import { core, Resource } from '../kube/resource.js';
 import type { RestClient } from '../kube/rest.js';
 
 /** Polls `check` until it returns true (true) or the time is up (false); errors count as "not yet". */
@@ -17,7 +17,7 @@ export async function eventuallyTrue(check: () => Promise<boolean>, timeoutMs: n
  * refuses pods until the controller manager has made both, as in any cluster.
  */
 export async function defaultServiceAccount(rest: RestClient, namespace: string, timeoutMs = 30_000): Promise<void> {
-  const accounts = new Resource<KubeObject & { secrets?: unknown[] }>(rest, { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true });
+  const accounts = new Resource<KubeObject & { secrets?: unknown[] }>(rest, core.serviceaccounts);
   const ok = await eventuallyTrue(async () => ((await accounts.get(namespace, 'default')).secrets?.length ?? 0) > 0, timeoutMs, 100);
   if (!ok) throw new Error(`the default ServiceAccount of namespace ${namespace} has no token after ${timeoutMs} ms`);
 }

@@ -150,6 +150,7 @@ export const core = {
   pods: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
   nodes: { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
   secrets: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
+  serviceaccounts: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
   configmaps: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
   namespaces: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
   events: { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },

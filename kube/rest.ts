@@ -146,8 +146,6 @@ export class RestClient {
   /** A request found no server (connection refused, reset, no answer) and none has answered since. */
   private unreachable = false;
   private probe: NodeJS.Timeout | undefined;
-  /** backoff() calls waiting for the server's return (one-shot). */
-  private readonly backoffWaiters = new Set<() => void>();
   private readonly serverBackListeners = new Set<() => void>();
   private closed = false;
 
@@ -186,25 +184,25 @@ export class RestClient {
    */
   backoff(ms: number, signal?: AbortSignal): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
+      let unsubscribe = (): void => undefined;
       const done = (woken: boolean): void => {
         clearTimeout(timer);
-        this.backoffWaiters.delete(onBack);
+        unsubscribe();
         signal?.removeEventListener('abort', onAbort);
         resolve(woken);
       };
-      const onBack = (): void => done(true);
       const onAbort = (): void => done(false);
       const timer = setTimeout(() => done(false), ms);
       if (signal?.aborted) return done(false);
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (this.unreachable) this.backoffWaiters.add(onBack);
+      if (this.unreachable) unsubscribe = this.onServerBack(() => done(true));
     });
   }
 
   /** Calls `listener` each time the server answers again after an outage; returns the unsubscribe. */
   onServerBack(listener: () => void): () => void {
     this.serverBackListeners.add(listener);
-    return () => this.serverBackListeners.delete(listener);
+    return () => void this.serverBackListeners.delete(listener);
   }
 
   /** Any HTTP answer: the server is there. */
@@ -213,9 +211,8 @@ export class RestClient {
     this.unreachable = false;
     clearTimeout(this.probe);
     this.probe = undefined;
-    const waiting = [...this.backoffWaiters];
-    this.backoffWaiters.clear();
-    for (const l of [...waiting, ...this.serverBackListeners]) l();
+    // A copy: backoff() waiters unsubscribe while they are called.
+    for (const l of [...this.serverBackListeners]) l();
   }
 
   /** No answer at all: probe until there is one. */

@@ -114,9 +114,8 @@ export async function detectRuntime(opts: DetectOptions = {}): Promise<DetectedR
  * connection tells, as the next start of the daemon would find out.
  */
 export function socketAccepts(endpoint: string, timeoutMs: number): Promise<boolean> {
-  const path = endpoint.replace(/^unix:\/\//, '');
   return new Promise((resolve) => {
-    const socket = connect(path);
+    const socket = connect(socketPath(endpoint));
     const done = (ok: boolean): void => {
       clearTimeout(timer);
       socket.destroy();

@@ -22,7 +22,6 @@ export class CriError extends Error {
     super(`${method}: ${kind}: ${details}`, options);
     this.name = 'CriError';
   }
-
 }
 
 // containerd reports registry auth and network failures as UNKNOWN, so the text decides.

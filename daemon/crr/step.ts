@@ -134,6 +134,11 @@ export function splitContainerID(id: string): { scheme: string; id: string } | u
   return m?.[1] !== undefined && m[2] !== undefined ? { scheme: m[1], id: m[2] } : undefined;
 }
 
+/** The runtime shows an instance other than the one the CRR was made for: the kubelet recreated it. */
+function isNewInstance(c: ContainerRecreateRequestContainer, obs: ObservedContainer): boolean {
+  return obs.id !== splitContainerID(c.statusContext?.containerID ?? '')?.id || obs.attempt > (c.statusContext?.restartCount ?? 0);
+}
+
 interface Assessment {
   state: ContainerState;
   /** The instance may be stopped now. */
@@ -167,12 +172,9 @@ function assess(
   // gives a stop up when its caller goes away). Finish it; it is the same instance, not a new one.
   if (stop?.containerID === obs.id) return pending;
   if (crr.spec.strategy?.forceRecreate === true && prev?.isKilled !== true) return pending;
-  const context = c.statusContext;
-  const original = splitContainerID(context?.containerID ?? '')?.id;
-  const recreated = obs.id !== original || obs.attempt > (context?.restartCount ?? 0);
-  if (!recreated) return pending;
+  if (!isNewInstance(c, obs)) return pending;
 
-  const scheme = splitContainerID(context?.containerID ?? '')?.scheme ?? '';
+  const scheme = splitContainerID(c.statusContext?.containerID ?? '')?.scheme ?? '';
   const entry = synced?.find((s) => s.name === c.name);
   if (entry === undefined || entry.containerID !== `${scheme}://${obs.id}` || !entry.ready) return { state: recreatingState, killable: false };
   const minStartedMs = (crr.spec.strategy?.minStartedSeconds ?? 0) * 1000;
@@ -212,7 +214,7 @@ function planContainers(crr: ContainerRecreateRequest, observed: ReadonlyMap<str
     }
     if (a.killable) {
       const obs = observed.get(a.c.name);
-      if (obs !== undefined) kills.push({ name: a.c.name, containerId: obs.id, graceSeconds: graceOf(crr), container: a.c });
+      if (obs !== undefined) kills.push({ name: a.c.name, containerId: obs.id, graceSeconds: crrStopGraceSeconds(crr), container: a.c });
       // Ordered: one at a time, each back before the next. Fail: one stop at a time, so the first
       // failure leaves the rest untouched.
       if (ordered || !ignore) break;
@@ -245,9 +247,6 @@ function finish(crr: ContainerRecreateRequest, states: ContainerState[], now: Da
   return { type: 'complete', status };
 }
 
-function graceOf(crr: ContainerRecreateRequest): number {
-  return crrStopGraceSeconds(crr);
-}
 
 /**
  * Past the deadline no stop starts, and one that began before it is reported as what it became: a
@@ -263,10 +262,8 @@ function planAfterDeadline(crr: ContainerRecreateRequest, observed: ReadonlyMap<
     if (!inFlight.has(s.name)) return s;
     const obs = observed.get(s.name);
     const c = crr.spec.containers.find((x) => x.name === s.name);
-    const original = splitContainerID(c?.statusContext?.containerID ?? '')?.id;
-    if (obs === undefined) return { name: s.name, phase: CRR_PHASE_FAILED, isKilled: true, message: MESSAGE_CRR_CONTAINER_NOT_FOUND_ON_NODE };
-    const newInstance = obs.id !== original || obs.attempt > (c?.statusContext?.restartCount ?? 0);
-    if (newInstance && obs.running) return { name: s.name, phase: CRR_PHASE_SUCCEEDED, isKilled: true };
+    if (obs === undefined || c === undefined) return { name: s.name, phase: CRR_PHASE_FAILED, isKilled: true, message: MESSAGE_CRR_CONTAINER_NOT_FOUND_ON_NODE };
+    if (obs.running && isNewInstance(c, obs)) return { name: s.name, phase: CRR_PHASE_SUCCEEDED, isKilled: true };
     if (!obs.running) return { name: s.name, phase: CRR_PHASE_RECREATING, isKilled: true, ...(s.message !== undefined ? { message: s.message } : {}) };
     return { name: s.name, phase: CRR_PHASE_FAILED, isKilled: true, message: MESSAGE_CRR_DEADLINE_EXCEEDED };
   });

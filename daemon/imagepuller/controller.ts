@@ -180,14 +180,14 @@ export class ImagePuller {
     const message = refusal ?? 'pulls go on';
     // A node whose disk was never full carries no condition at all.
     if (prev === undefined && !full) return;
-    if (prev !== undefined && (prev.status === 'True') === full && prev.message === message && this.diskCondition !== undefined) return;
     const changed = prev === undefined || (prev.status === 'True') !== full;
+    if (!changed && prev.message === message && this.diskCondition !== undefined) return;
     this.diskCondition = {
       type: CONDITION_IMAGE_FILESYSTEM_FULL,
       status: full ? 'True' : 'False',
       reason: full ? 'AboveHighWatermark' : 'BelowHighWatermark',
       message,
-      lastTransitionTime: changed || prev === undefined ? formatTime(new Date()) : prev.lastTransitionTime,
+      lastTransitionTime: changed ? formatTime(new Date()) : prev.lastTransitionTime,
     };
     if (changed && ni !== undefined) {
       const target = eventTarget(this.deps.nodeImages.type, ni);

@@ -24,7 +24,7 @@ import { cpuSeconds, rssMiB } from './proc.js';
 import { record } from './stats.js';
 import { jobTarget, tagPullPolicy } from '../../manager/imagepulljob/target.js';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../api/installation.js';
-import { install, managerArgs, startManager, stopPid, type LocalEnv } from '../kruise.js';
+import { install, managerArgs, portOffset, startManager, stopPid, type LocalEnv } from '../kruise.js';
 import { DEFAULT_DAEMON_CONFIG_NAMESPACE, DEFAULT_KRUISE_NAMESPACE } from '../../api/installation.js';
 
 const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as LocalEnv;
@@ -46,7 +46,7 @@ process.once('SIGTERM', () => interrupted.abort());
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 const log = (msg: string): void => void process.stderr.write(`[manager-scale] ${msg}\n`);
-const offset = Number(env.registryOpen.split(':')[1]) - 5000;
+const offset = portOffset(env);
 const ports = { metrics: 18082 + offset, health: 18002 + offset };
 const nodeName = (i: number): string => `${RUN}-${String(i).padStart(5, '0')}`;
 const labelsOf = (i: number): Record<string, string> => ({ 'kruise-bench/run': RUN, 'kruise-bench/group': i < M ? 'b' : 'rest' });

@@ -10,6 +10,7 @@ import { ApiError, RestClient } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
+import { portOffset } from '../kruise.js';
 import { rssMiB } from './proc.js';
 import { projectRoot } from '../root.js';
 import { fmt, record, summarize } from './stats.js';
@@ -23,7 +24,7 @@ interface BenchEnv {
 
 const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as BenchEnv;
 const runs = Number(process.env['BENCH_RUNS'] ?? 5);
-const offset = Number(env.registryOpen.split(':')[1]) - 5000;
+const offset = portOffset(env);
 const root = projectRoot();
 
 

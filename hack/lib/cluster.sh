@@ -79,19 +79,22 @@ KC
 # Service pods here need routed, `kubernetes`, as kube-proxy would route it: only host-network pods
 # run on these nodes, the API server reaches webhooks through Service endpoints on its own
 # (--enable-aggregator-routing), so a single static rule replaces kube-proxy.
+network_ips() { echo "$API_IP"; for i in $(seq 1 "$NODES"); do node_ip "$i"; done; }
+# kubernetes_dnat -C|-A|-D: checks, adds or deletes the rule that routes the kubernetes Service.
+kubernetes_dnat() { iptables -t nat "$1" OUTPUT -d "$KUBERNETES_SVC_IP/32" -p tcp --dport 443 -j DNAT --to-destination "$API_IP:$APISERVER_PORT"; }
+
 network_up() {
   local ip
-  for ip in "$API_IP" $(for i in $(seq 1 "$NODES"); do node_ip "$i"; done); do
+  for ip in $(network_ips); do
     ip -o addr show dev lo | grep -q " $ip/32 " || ip addr add "$ip/32" dev lo
   done
-  local rule=(OUTPUT -d "$KUBERNETES_SVC_IP/32" -p tcp --dport 443 -j DNAT --to-destination "$API_IP:$APISERVER_PORT")
-  iptables -t nat -C "${rule[@]}" 2>/dev/null || iptables -t nat -A "${rule[@]}"
+  kubernetes_dnat -C 2>/dev/null || kubernetes_dnat -A
 }
 
 network_down() {
   local ip
-  iptables -t nat -D OUTPUT -d "$KUBERNETES_SVC_IP/32" -p tcp --dport 443 -j DNAT --to-destination "$API_IP:$APISERVER_PORT" 2>/dev/null || true
-  for ip in "$API_IP" $(for i in $(seq 1 "$NODES"); do node_ip "$i"; done); do
+  kubernetes_dnat -D 2>/dev/null || true
+  for ip in $(network_ips); do
     ip addr del "$ip/32" dev lo 2>/dev/null || true
   done
 }

@@ -93,6 +93,8 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
   }
   const desired = nodes.length;
   const failedNodes = [...failed, ...full, ...missing];
+  // Every named node without a NodeImage, counted as failed yet or not: the message names them all.
+  const notFound = [...missing, ...absent].sort();
   const base = { startTime, desired };
   const unfinished = active.length + unsynced.length + absent.length;
 
@@ -106,12 +108,12 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
         succeeded: succeeded.length,
         failed: all.length,
         ...(all.length > 0 ? { failedNodes: all } : {}),
-        message: withMissingNodes(MESSAGE_JOB_DEADLINE_EXCEEDED, [...missing, ...absent].sort()),
+        message: withMissingNodes(MESSAGE_JOB_DEADLINE_EXCEEDED, notFound),
       },
       dispatch: [],
       refresh: [],
       full,
-      missing: [...missing, ...absent].sort(),
+      missing: notFound,
       completed: true,
       deadlineExceeded: true,
     };
@@ -147,7 +149,7 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
       succeeded: succeeded.length,
       failed: sortedFailed.length,
       ...(sortedFailed.length > 0 ? { failedNodes: sortedFailed } : {}),
-      message: withMissingNodes(completed ? MESSAGE_JOB_COMPLETED : jobProgressMessage(succeeded.length, sortedFailed.length, desired), [...missing, ...absent].sort()),
+      message: withMissingNodes(completed ? MESSAGE_JOB_COMPLETED : jobProgressMessage(succeeded.length, sortedFailed.length, desired), notFound),
     },
     dispatch,
     refresh,

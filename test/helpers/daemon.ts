@@ -6,6 +6,7 @@ import { CriClient } from '../../daemon/cri/client.js';
 import { Daemon, type DaemonConfig } from '../../daemon/daemon.js';
 import type { ImageTagStatus, NodeImage } from '../../api/types/nodeimage.js';
 import { Resource } from '../../kube/resource.js';
+import { portOffset } from '../../hack/kruise.js';
 import type { RestClient } from '../../kube/rest.js';
 import { clusterEnv, kruise } from './kube.js';
 import { DEFAULT_DAEMON_CONFIG_NAMESPACE } from '../../api/installation.js';
@@ -15,7 +16,7 @@ const root = join(import.meta.dirname, '..', '..');
 /** The hack/ environment variables that name the environment under test. */
 function hackEnv(): NodeJS.ProcessEnv {
   const env = clusterEnv();
-  const offset = Number(env.registryOpen.split(':')[1]) - 5000;
+  const offset = portOffset(env);
   return { ...process.env, KRUISE_TS_ENV: env.envName, KRUISE_TS_PORT_OFFSET: String(offset) };
 }
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { DEFAULT_KRUISE_NAMESPACE, DEFAULT_LEADER_ELECTION_ID } from '../../api/installation.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
+import { processAlive } from '../../hack/kruise.js';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { RestClient } from '../../kube/rest.js';
 import { CriClient } from '../../daemon/cri/client.js';
@@ -30,15 +31,6 @@ afterAll(async () => {
   await slow.stop();
   await rest.close();
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('an API server outage', () => {
   it('stops no process: the leader campaigns again in-process, and the job completes within 10 s of the return', async () => {
@@ -75,7 +67,7 @@ describe('an API server outage', () => {
     expect(backAt - stoppedAt).toBeGreaterThanOrEqual(20_000);
     expect(afterReturnMs).toBeLessThan(10_000);
     // Nothing exited: the same processes run, and the manager's term ended and began again.
-    for (const pid of [inst.manager.pid, ...inst.daemons.map((d) => d.pid)]) expect({ pid, alive: alive(pid) }).toEqual({ pid, alive: true });
+    for (const pid of [inst.manager.pid, ...inst.daemons.map((d) => d.pid)]) expect({ pid, alive: processAlive(pid) }).toEqual({ pid, alive: true });
     expect(sum(await scrape(metrics), 'kruise_manager_leadership_lost_total')).toBe(lostBefore + 1);
     await eventually(async () => expect(sum(await scrape(metrics), 'kruise_manager_leader')).toBe(1));
   });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
-import { managerArgs, restartManager } from '../../hack/kruise.js';
+import { managerArgs, portOffset, processAlive, restartManager } from '../../hack/kruise.js';
 import { Informer } from '../../kube/informer.js';
 import { Resource } from '../../kube/resource.js';
 import { nodeImages } from '../helpers/daemon.js';
@@ -20,7 +20,7 @@ const env = clusterEnv();
 const rest = restClient();
 const nis = nodeImages(rest);
 const jobs = new Resource<ImagePullJob>(rest, kruise.imagePullJobs);
-const offset = Number(env.registryOpen.split(':')[1]) - 5000;
+const offset = portOffset(env);
 const standbyPorts = { webhook: 9877 + offset, metrics: 18081 + offset, health: 18001 + offset };
 let ns = '';
 let daemon: FakeDaemon;
@@ -36,14 +36,7 @@ afterAll(async () => {
   standby?.kill('SIGKILL');
   daemon.stop();
   // Whatever happened, the run goes on with a manager in the usual place.
-  const inst = installation();
-  let alive = true;
-  try {
-    process.kill(inst.manager.pid, 0);
-  } catch {
-    alive = false;
-  }
-  if (!alive) await restartManager(env);
+  if (!processAlive(installation().manager.pid)) await restartManager(env);
   for (const ni of (await nis.list(undefined)).items) {
     if (ni.metadata?.name?.startsWith(ns)) await nis.delete(undefined, ni.metadata.name).catch(() => undefined);
   }
@@ -63,15 +56,6 @@ function startStandby(): ChildProcess {
     ]),
     { stdio: ['ignore', out, out] },
   );
-}
-
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch {
-    return true;
-  }
 }
 
 describe('kruise-manager restart and leader hand-over', () => {
@@ -145,7 +129,7 @@ describe('kruise-manager restart and leader hand-over', () => {
     // Clean hand-over: the leader stops on SIGTERM, drains, gives the lease back; the standby leads.
     const leader = installation().manager;
     process.kill(leader.pid, 'SIGTERM');
-    await eventually(() => expect(gone(leader.pid)).toBe(true), 15_000, 100);
+    await eventually(() => expect(processAlive(leader.pid)).toBe(false), 15_000, 100);
     expect(readFileSync(leader.log, 'utf8')).toMatch(/"message":"released leadership"[\s\S]*"message":"stopped"/);
     await eventually(async () => expect(sum(await scrape(standbyPorts.metrics), 'kruise_manager_leader')).toBe(1), 10_000, 100);
     const third = await synced(3);
