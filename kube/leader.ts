@@ -73,7 +73,8 @@ export class LeaderElector {
    * (controller-runtime exits on loss instead, to restart clean).
    */
   async run(signal: AbortSignal): Promise<'lost' | 'stopped'> {
-    while (!signal.aborted && !(await this.tryAcquireOrRenew())) await sleep(this.retryMs, signal);
+    // After an API server outage the campaign tries again as soon as the server serves.
+    while (!signal.aborted && !(await this.tryAcquireOrRenew())) await this.leases.rest.backoff(this.retryMs, signal);
     if (signal.aborted) return 'stopped';
     this.leading = true;
     this.log.info('became leader', { lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity });

@@ -88,6 +88,8 @@ export interface RestClientOptions {
 
 /** How often a client whose server stopped answering asks /readyz whether it is back. */
 const PROBE_INTERVAL_MS = 2_000;
+/** How often it asks once the server answers but is not ready yet: that lasts seconds. */
+const READY_PROBE_INTERVAL_MS = 250;
 
 /** How often a 429 (or 503 with Retry-After) is retried after the server's delay. */
 const MAX_THROTTLE_RETRIES = 10;
@@ -143,9 +145,11 @@ export class RestClient {
   private readonly userAgent: string;
   private readonly observe: RequestObserver | undefined;
   private readonly observeIntent: IntentObserver | undefined;
-  /** A request found no server (connection refused, reset, no answer) and none has answered since. */
+  /** A request found no server (connection refused, reset, no answer) and it has not served since. */
   private unreachable = false;
   private probe: NodeJS.Timeout | undefined;
+  private probeDue = 0;
+  private probing = false;
   private readonly serverBackListeners = new Set<() => void>();
   private closed = false;
 
@@ -177,8 +181,8 @@ export class RestClient {
   }
 
   /**
-   * Waits out a retry backoff: `ms`, or less when the server, after failing to answer, answers
-   * again (a request of this client got through, or its probe of /readyz every 2 s did). Retries
+   * Waits out a retry backoff: `ms`, or less when the server, after failing to answer, serves
+   * again (a request of this client succeeded, or its probe found /readyz ready). Retries
    * held back by an outage go out as soon as it ends, not at the end of a 30 s backoff. Resolves
    * true when woken by the server's return.
    */
@@ -199,15 +203,27 @@ export class RestClient {
     });
   }
 
-  /** Calls `listener` each time the server answers again after an outage; returns the unsubscribe. */
+  /** Calls `listener` each time the server serves again after an outage; returns the unsubscribe. */
   onServerBack(listener: () => void): () => void {
     this.serverBackListeners.add(listener);
     return () => void this.serverBackListeners.delete(listener);
   }
 
-  /** Any HTTP answer: the server is there. */
-  private answered(): void {
+  /**
+   * An HTTP answer to a request of this client. After an outage, answering is not yet serving: a
+   * restarting kube-apiserver refuses ServiceAccounts (403), fails (500) and knows no custom
+   * resource (404) for seconds until its caches are filled, and retries woken then would only
+   * fail again and back off further. So only a success, or /readyz's 200 (which includes
+   * informer-sync and crd-informer-synced), ends the outage; other answers make the probe ask
+   * more often.
+   */
+  private answered(status: number): void {
     if (!this.unreachable) return;
+    if (status >= 200 && status < 300) this.serverBack();
+    else this.scheduleProbe(READY_PROBE_INTERVAL_MS);
+  }
+
+  private serverBack(): void {
     this.unreachable = false;
     clearTimeout(this.probe);
     this.probe = undefined;
@@ -215,26 +231,37 @@ export class RestClient {
     for (const l of [...this.serverBackListeners]) l();
   }
 
-  /** No answer at all: probe until there is one. */
+  /** No answer at all: probe until the server is ready again. */
   private unanswered(): void {
     if (this.unreachable || this.closed) return;
     this.unreachable = true;
-    this.scheduleProbe();
+    this.scheduleProbe(PROBE_INTERVAL_MS);
   }
 
-  private scheduleProbe(): void {
+  /** One probe at a time; a sooner one replaces a later one. */
+  private scheduleProbe(inMs: number): void {
+    if (this.closed || this.probing) return;
+    const due = Date.now() + inMs;
+    if (this.probe !== undefined && this.probeDue <= due) return;
+    clearTimeout(this.probe);
+    this.probeDue = due;
     this.probe = setTimeout(() => {
       this.probe = undefined;
+      this.probing = true;
       this.open('GET', '/readyz', { timeoutMs: PROBE_INTERVAL_MS }).then(
         (res) => {
           res.resume();
-          this.answered();
+          this.probing = false;
+          if (!this.unreachable) return;
+          if (res.statusCode === 200) this.serverBack();
+          else this.scheduleProbe(READY_PROBE_INTERVAL_MS);
         },
         () => {
-          if (this.unreachable && !this.closed) this.scheduleProbe();
+          this.probing = false;
+          if (this.unreachable) this.scheduleProbe(PROBE_INTERVAL_MS);
         },
       );
-    }, PROBE_INTERVAL_MS);
+    }, inMs);
     this.probe.unref();
   }
 
@@ -341,7 +368,7 @@ export class RestClient {
         throw new ApiError(0, 'Unavailable', (err as Error).message, verb, path, undefined, { cause: err });
       }
       const status = res.statusCode ?? 0;
-      this.answered();
+      this.answered(status);
       this.observe?.(verb, resource, status, (performance.now() - t0) / 1000, where);
       if (status >= 200 && status < 300) return (text === '' ? {} : JSON.parse(text)) as T;
       const err = RestClient.errorFrom(status, text, verb, path, res.headers['retry-after'] as string | undefined);
@@ -370,7 +397,7 @@ export class RestClient {
       throw new ApiError(0, 'Unavailable', (err as Error).message, verb, path, undefined, { cause: err });
     }
     const status = res.statusCode ?? 0;
-    this.answered();
+    this.answered(status);
     this.observe?.(verb, resource, status, (performance.now() - t0) / 1000, where);
     if (status !== 200) {
       throw RestClient.errorFrom(status, await RestClient.readAll(res), verb, path, res.headers['retry-after'] as string | undefined);

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RestClient } from '../../kube/rest.js';
-import { clusterEnv, restClient } from './kube.js';
+import { clusterEnv, createNamespace, deleteNamespace, restClient } from './kube.js';
 
 /**
  * Stops the environment's real kube-apiserver (every client then meets refused connections) and, `downMs` after it stopped, starts it again with the same command line and PID
@@ -46,6 +46,22 @@ export async function apiServerOutage(
       if (child.exitCode !== null) throw new Error(`kube-apiserver exited with ${child.exitCode} on restart (log: ${join(kube, 'logs', 'kube-apiserver.log')})`);
       await new Promise((r) => setTimeout(r, 100));
     }
+  } finally {
+    await rest.close();
+  }
+}
+
+/**
+ * Resolves once kube-controller-manager works again after an outage: a new namespace gets its
+ * default ServiceAccount and token. Its reflectors back off up to 30 s with a jitter factor of 1
+ * (client-go's reflector), so it may lag the API server's return by a minute, and the next test's
+ * namespace must not pay for this one's outage.
+ */
+export async function controllerManagerCaughtUp(timeoutMs = 120_000): Promise<void> {
+  const rest = restClient();
+  try {
+    const ns = await createNamespace(rest, 'after-outage', timeoutMs);
+    await deleteNamespace(rest, ns);
   } finally {
     await rest.close();
   }

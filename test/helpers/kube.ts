@@ -35,10 +35,10 @@ export function restClient(server?: string, opts: RestClientOptions = {}): RestC
 }
 
 /** A fresh namespace named after the environment (the teardown cleans its pod logs by that prefix). */
-export async function createNamespace(rest: RestClient, label: string): Promise<string> {
+export async function createNamespace(rest: RestClient, label: string, serviceAccountTimeoutMs?: number): Promise<string> {
   const name = `${clusterEnv().envName}-${label}-${Math.random().toString(36).slice(2, 7)}`;
   await new Resource<KubeObject>(rest, core.namespaces).create({ metadata: { name } });
-  await defaultServiceAccount(rest, name);
+  await defaultServiceAccount(rest, name, serviceAccountTimeoutMs);
   return name;
 }
 

@@ -6,7 +6,7 @@ import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { RestClient } from '../../kube/rest.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { Resource } from '../../kube/resource.js';
-import { apiServerOutage } from '../helpers/apiserver.js';
+import { apiServerOutage, controllerManagerCaughtUp } from '../helpers/apiserver.js';
 import { nodeImages, tagStatus } from '../helpers/daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, kruise, restClient } from '../helpers/kube.js';
 import { installation, scrape, sum } from '../helpers/manager.js';
@@ -29,8 +29,9 @@ afterAll(async () => {
   await jobs.delete(ns, 'outage').catch(() => undefined);
   await deleteNamespace(rest, ns);
   await slow.stop();
+  await controllerManagerCaughtUp();
   await rest.close();
-});
+}, 150_000);
 
 describe('an API server outage', () => {
   it('stops no process: the leader campaigns again in-process, and the job completes within 10 s of the return', async () => {
