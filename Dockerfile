@@ -28,6 +28,6 @@ COPY --from=build /src/dist/daemon ./dist/daemon
 COPY --from=build /src/dist/manager ./dist/manager
 COPY --from=build /src/dist/cli ./dist/cli
 COPY --from=build /src/dist/proto ./dist/proto
-COPY --from=build /src/proto/cri-api.proto /src/proto/containerd-content.proto ./proto/
+COPY --from=build /src/proto/cri-api.proto /src/proto/cri-api-v1alpha2.proto /src/proto/containerd-content.proto ./proto/
 # distroless's entrypoint is node itself; the manifests give the script and its flags.
 CMD ["/app/dist/manager/main.js"]

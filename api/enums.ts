@@ -64,7 +64,7 @@ export const POD_UPDATE_POLICIES = [UPDATE_TYPE_RECREATE, UPDATE_TYPE_IN_PLACE_I
 export type PodUpdatePolicy = (typeof POD_UPDATE_POLICIES)[number];
 
 const STATEFUL_SET_UPDATE_ROLLING = 'RollingUpdate';
-const STATEFUL_SET_UPDATE_ON_DELETE = 'OnDelete';
+export const STATEFUL_SET_UPDATE_ON_DELETE = 'OnDelete';
 export const STATEFUL_SET_UPDATE_STRATEGY_TYPES = [STATEFUL_SET_UPDATE_ROLLING, STATEFUL_SET_UPDATE_ON_DELETE] as const;
 export type StatefulSetUpdateStrategyType = (typeof STATEFUL_SET_UPDATE_STRATEGY_TYPES)[number];
 

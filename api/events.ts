@@ -27,6 +27,7 @@ export const EVENT_SOURCE_DAEMON_IMAGE_PULLER = 'kruise-daemon-imagepuller';
 export const EVENT_SOURCE_DAEMON_CRR = 'kruise-daemon-crr';
 export const EVENT_SOURCE_NODE_IMAGE_CONTROLLER = 'nodeimage-controller';
 export const EVENT_SOURCE_CLONE_SET_CONTROLLER = 'cloneset-controller';
+export const EVENT_SOURCE_STATEFUL_SET_CONTROLLER = 'statefulset-controller';
 
 /** `elapsed` is a Go-style duration such as "1.5s"; "ecalpsedTime" is upstream's spelling. */
 export function pullImageSucceededEventMessage(image: string, tag: string, elapsed: string): string {

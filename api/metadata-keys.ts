@@ -14,7 +14,10 @@ export const LABEL_FAKE_NODE_IMAGE = 'apps.kruise.io/fake-nodeimage';
 /** Upstream spells it with a double "pre". */
 export const LABEL_PRE_PREDOWNLOAD_CREATED = 'apps.kruise.io/pre-predownload-created';
 export const LABEL_IMAGE_PREDOWNLOAD_IGNORED = 'apps.kruise.io/image-predownload-ignored';
+/** On pods: the name of their ControllerRevision (apps/v1 ControllerRevisionHashLabelKey). */
 export const LABEL_CONTROLLER_REVISION_HASH = 'controller-revision-hash';
+/** On ControllerRevisions: the hash of their data (k8s.io/kubernetes/pkg/controller/history). */
+export const LABEL_REVISION_DATA_HASH = 'controller.kubernetes.io/hash';
 /** On secret copies in the daemon config namespace (v1.8 sync model). */
 export const LABEL_SECRET_SOURCE_UID = 'imagepulljobs.kruise.io/source-uid';
 

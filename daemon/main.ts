@@ -62,6 +62,13 @@ async function main(): Promise<number> {
     const endpoint = explicitEndpoint(flags.runtimeEndpoint, flags.socketFile, flags.hostRoot);
     const runtime = await detectRuntime({ endpoint: endpoint || undefined, hostRoot: flags.hostRoot });
     log.info('container runtime found', { node, endpoint: runtime.endpoint, runtime: `${runtime.runtimeName} ${runtime.runtimeVersion}` });
+    if (runtime.alsoFound.length > 0) {
+      log.warn('more than one container runtime answers on this node: using the first found, which may not be the one the kubelet uses; set --runtime-endpoint to choose', {
+        node,
+        endpoint: runtime.endpoint,
+        alsoFound: runtime.alsoFound,
+      });
+    }
     runtimeEndpoint = runtime.endpoint;
     cri = new CriClient(runtime.endpoint);
     api = await startupKruiseApi(rest, ['nodeImages', 'crrs']);

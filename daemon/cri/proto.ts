@@ -5,6 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { ProtoGrpcType as CriGrpc } from '../../proto/gen/cri-api.js';
 import type { ProtoGrpcType as ContentGrpc } from '../../proto/gen/containerd-content.js';
+import type { ProtoGrpcType as CriV1alpha2Grpc } from '../../proto/gen/cri-api-v1alpha2.js';
 
 // Sources run from daemon/cri and the build from dist/daemon/cri: walk up to the folder holding proto/.
 function protoDir(): string {
@@ -28,6 +29,7 @@ const loaderOptions: protoLoader.Options = {
 
 let cri: CriGrpc | undefined;
 let content: ContentGrpc | undefined;
+let criV1alpha2: CriV1alpha2Grpc | undefined;
 
 export function criProto(): CriGrpc {
   if (!cri) {
@@ -45,4 +47,13 @@ export function contentProto(): ContentGrpc {
     content = grpc.loadPackageDefinition(def) as unknown as ContentGrpc;
   }
   return content;
+}
+
+export function criV1alpha2Proto(): CriV1alpha2Grpc {
+  if (!criV1alpha2) {
+    const dir = protoDir();
+    const def = protoLoader.loadSync(join(dir, 'cri-api-v1alpha2.proto'), { ...loaderOptions, includeDirs: [dir] });
+    criV1alpha2 = grpc.loadPackageDefinition(def) as unknown as CriV1alpha2Grpc;
+  }
+  return criV1alpha2;
 }

@@ -1,4 +1,4 @@
-import { EVENT_SOURCE_CLONE_SET_CONTROLLER, EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, REASON_CREATED_IMAGE_PULL_JOB, REASON_FAILED_CREATE_IMAGE_PULL_JOB, REASON_INVALID_PREDOWNLOAD_ANNOTATION, REASON_PREDOWNLOAD_FAILED } from '../../api/events.js';
+import { EVENT_SOURCE_CLONE_SET_CONTROLLER, EVENT_SOURCE_STATEFUL_SET_CONTROLLER, EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, REASON_CREATED_IMAGE_PULL_JOB, REASON_FAILED_CREATE_IMAGE_PULL_JOB, REASON_INVALID_PREDOWNLOAD_ANNOTATION, REASON_PREDOWNLOAD_FAILED } from '../../api/events.js';
 import { LABEL_IMAGE_PREDOWNLOAD_IGNORED, LABEL_PRE_PREDOWNLOAD_CREATED } from '../../api/metadata-keys.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ControllerRevision } from '../../api/types/core.js';
@@ -23,13 +23,15 @@ class RetryLater extends Error {}
 interface Kind {
   type: ResourceType;
   crd: string;
+  /** The component upstream's events about this kind come from. */
+  eventSource: string;
   toWorkload: (o: KubeObject) => Workload;
 }
 
 // The informers hold objects of exactly these kinds, hence the casts.
 const kinds = {
-  CloneSet: { type: kruise.cloneSets, crd: 'clonesets.apps.kruise.io', toWorkload: (o: KubeObject) => fromCloneSet(o as CloneSet) },
-  StatefulSet: { type: kruise.statefulSets, crd: 'statefulsets.apps.kruise.io', toWorkload: (o: KubeObject) => fromStatefulSet(o as AdvancedStatefulSet) },
+  CloneSet: { type: kruise.cloneSets, crd: 'clonesets.apps.kruise.io', eventSource: EVENT_SOURCE_CLONE_SET_CONTROLLER, toWorkload: (o: KubeObject) => fromCloneSet(o as CloneSet) },
+  StatefulSet: { type: kruise.statefulSets, crd: 'statefulsets.apps.kruise.io', eventSource: EVENT_SOURCE_STATEFUL_SET_CONTROLLER, toWorkload: (o: KubeObject) => fromStatefulSet(o as AdvancedStatefulSet) },
 } satisfies Record<string, Kind>;
 type KindName = keyof typeof kinds;
 
@@ -53,13 +55,13 @@ class PreDownloadController implements Controller {
   private readonly jobs: Informer<ImagePullJob>;
   private readonly jobRes: Resource<ImagePullJob>;
   private readonly revisions: Resource<ControllerRevision>;
-  private readonly recorder: EventRecorder;
+  private readonly recorders: Record<KindName, EventRecorder>;
   private readonly log: Logger;
   private readonly stopAll = new AbortController();
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger.child({ controller: this.name });
-    this.recorder = ctx.recorder(EVENT_SOURCE_CLONE_SET_CONTROLLER);
+    this.recorders = { CloneSet: ctx.recorder(kinds.CloneSet.eventSource), StatefulSet: ctx.recorder(kinds.StatefulSet.eventSource) };
     this.qc = new QueueController(this.name, 2, (key) => this.reconcile(key), ctx.metrics, this.log);
     this.jobRes = new Resource(ctx.rest, ctx.kruise.imagePullJobs);
     this.revisions = new Resource(ctx.rest, core.controllerrevisions);
@@ -95,7 +97,7 @@ class PreDownloadController implements Controller {
     this.stopAll.abort();
     for (const w of this.workloads.values()) w.stop.abort();
     await this.qc.stop();
-    await this.recorder.flush();
+    await Promise.all(Object.values(this.recorders).map((r) => r.flush()));
   }
 
   private kindOfCrd(crd: Crd): KindName | undefined {
@@ -143,6 +145,7 @@ class PreDownloadController implements Controller {
     }
     const workload = kinds[kind].toWorkload(obj);
     const target: EventTarget = { apiVersion: workload.apiVersion, kind: workload.kind, name, namespace, uid };
+    const recorder = this.recorders[kind];
     const getRev = async (rev: string | undefined): Promise<ControllerRevision | undefined> => {
       if (!rev) return undefined;
       try {
@@ -154,7 +157,7 @@ class PreDownloadController implements Controller {
     };
     const [updateRev, currentRev] = await Promise.all([getRev(workload.updateRevision), getRev(workload.currentRevision)]);
     const { decision, warnings } = decide(workload, updateRev, currentRev);
-    for (const w of warnings) this.recorder.event(target, EVENT_TYPE_WARNING, REASON_INVALID_PREDOWNLOAD_ANNOTATION, w);
+    for (const w of warnings) recorder.event(target, EVENT_TYPE_WARNING, REASON_INVALID_PREDOWNLOAD_ANNOTATION, w);
     const log = this.log.child({ [kind === 'CloneSet' ? 'cloneSet' : 'statefulSet']: `${namespace}/${name}`, updateRevision: workload.updateRevision });
     switch (decision.kind) {
       case 'finished':
@@ -165,7 +168,7 @@ class PreDownloadController implements Controller {
         return;
       case 'wait':
       case 'done':
-        this.reportFailures(uid, target);
+        this.reportFailures(uid, target, recorder);
         return;
       case 'ignore':
         log.info('image pre-download skipped', { reason: decision.reason });
@@ -175,7 +178,7 @@ class PreDownloadController implements Controller {
         for (const job of decision.jobs) {
           try {
             if (await createIfMissing(this.jobRes, job)) {
-              this.recorder.event(target, EVENT_TYPE_NORMAL, REASON_CREATED_IMAGE_PULL_JOB, `created ImagePullJob ${job.metadata?.name} to pre-download ${job.spec.image}`);
+              recorder.event(target, EVENT_TYPE_NORMAL, REASON_CREATED_IMAGE_PULL_JOB, `created ImagePullJob ${job.metadata?.name} to pre-download ${job.spec.image}`);
               log.info('created ImagePullJob', { imagePullJob: `${namespace}/${job.metadata?.name}`, image: job.spec.image });
             } else if ((await this.jobRes.get(namespace, job.metadata?.name ?? '')).metadata?.deletionTimestamp) {
               // The same name from an earlier rollout is still going away: come back for it.
@@ -184,7 +187,7 @@ class PreDownloadController implements Controller {
           } catch (err) {
             if (err instanceof RetryLater) throw err;
             // Warning (upstream emits it as Normal): a failed pre-download must stand out.
-            this.recorder.event(target, EVENT_TYPE_WARNING, REASON_FAILED_CREATE_IMAGE_PULL_JOB, `failed to create ImagePullJob ${job.metadata?.name}: ${(err as Error).message}`);
+            recorder.event(target, EVENT_TYPE_WARNING, REASON_FAILED_CREATE_IMAGE_PULL_JOB, `failed to create ImagePullJob ${job.metadata?.name}: ${(err as Error).message}`);
             log.warn('cannot create ImagePullJob', { imagePullJob: `${namespace}/${job.metadata?.name}`, ...errorFields(err) });
           }
         }
@@ -194,12 +197,12 @@ class PreDownloadController implements Controller {
     }
   }
 
-  private reportFailures(uid: string, target: EventTarget): void {
+  private reportFailures(uid: string, target: EventTarget, recorder: EventRecorder): void {
     for (const j of this.jobs.byIndex(jobsByControllerUid, uid)) {
       const failed = j.status?.failed ?? 0;
       if (failed > 0 && j.status?.completionTime) {
         const nodes = (j.status.failedNodes ?? []).join(', ');
-        this.recorder.event(target, EVENT_TYPE_WARNING, REASON_PREDOWNLOAD_FAILED, `ImagePullJob ${j.metadata?.name} (${j.spec.image}) failed on ${failed} node(s)${nodes ? `: ${nodes}` : ''}`);
+        recorder.event(target, EVENT_TYPE_WARNING, REASON_PREDOWNLOAD_FAILED, `ImagePullJob ${j.metadata?.name} (${j.spec.image}) failed on ${failed} node(s)${nodes ? `: ${nodes}` : ''}`);
       }
     }
   }

@@ -1,4 +1,4 @@
-import { COMPLETION_POLICY_ALWAYS, UPDATE_TYPE_RECREATE } from '../../api/enums.js';
+import { COMPLETION_POLICY_ALWAYS } from '../../api/enums.js';
 import { jsonEqual } from '../../api/json-equal.js';
 import {
   PREDOWNLOAD_BACKOFF_LIMIT,
@@ -14,6 +14,7 @@ import {
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_IMAGE_PREDOWNLOAD_IGNORED,
   LABEL_PRE_PREDOWNLOAD_CREATED,
+  LABEL_REVISION_DATA_HASH,
 } from '../../api/metadata-keys.js';
 import { API_VERSION_V1ALPHA1, KIND_IMAGE_PULL_JOB } from '../../api/group-version.js';
 import type { Container, ControllerRevision, PodTemplateSpec } from '../../api/types/core.js';
@@ -82,9 +83,12 @@ function intAnnotation(w: Workload, key: string, def: number, warnings: string[]
 
 /** The ImagePullJob for one changed container, exactly as upstream's CloneSet controller builds it. */
 function preDownloadJob(w: Workload, updateRev: ControllerRevision, c: Container, parallelism: number, timeoutSeconds: number): ImagePullJob {
-  const hash = updateRev.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? updateRev.metadata?.name ?? '';
+  // As upstream's pkg/controller/cloneset/cloneset_predownload_image.go: the job carries the
+  // revision's data hash under the revision's own label key; pods name their revision under
+  // controller-revision-hash, so the selector lists both the name and the hash.
+  const hash = updateRev.metadata?.labels?.[LABEL_REVISION_DATA_HASH] ?? '';
   const revName = updateRev.metadata?.name ?? '';
-  const labels = { ...(w.template.metadata?.labels ?? {}), [LABEL_CONTROLLER_REVISION_HASH]: hash };
+  const labels = { ...(w.template.metadata?.labels ?? {}), ...(hash !== '' ? { [LABEL_REVISION_DATA_HASH]: hash } : {}) };
   const pullSecrets = (w.template.spec?.imagePullSecrets ?? []).map((s) => s.name ?? '').filter((n) => n !== '');
   const annotations = w.template.metadata?.annotations;
   return {
@@ -104,7 +108,7 @@ function preDownloadJob(w: Workload, updateRev: ControllerRevision, c: Container
         ...(w.selector.matchLabels ? { matchLabels: w.selector.matchLabels } : {}),
         matchExpressions: [
           ...(w.selector.matchExpressions ?? []),
-          { key: LABEL_CONTROLLER_REVISION_HASH, operator: 'NotIn', values: [...new Set([revName, hash])] },
+          { key: LABEL_CONTROLLER_REVISION_HASH, operator: 'NotIn', values: [...new Set([revName, hash])].filter((v) => v !== '') },
         ],
       },
       parallelism,
@@ -146,7 +150,7 @@ export function decide(w: Workload, updateRev: ControllerRevision | undefined, c
     if (from === undefined || from === w.currentRevision) return out({ kind: 'done' });
   }
 
-  if (w.recreate) return out({ kind: 'ignore', reason: `pods are recreated (${UPDATE_TYPE_RECREATE}), not updated in place` });
+  if (w.notInPlace !== undefined) return out({ kind: 'ignore', reason: w.notInPlace });
   if (w.replicas <= PREDOWNLOAD_MIN_REPLICAS_EXCLUSIVE) return out({ kind: 'ignore', reason: `only ${w.replicas} replicas` });
   if (w.partition === 0 && w.maxUnavailable >= w.replicas) return out({ kind: 'ignore', reason: 'every pod updates in one batch' });
   const newT = revisionTemplate(updateRev);

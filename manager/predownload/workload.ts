@@ -1,5 +1,5 @@
 import type { LabelSelector, PodTemplateSpec } from '../../api/types/core.js';
-import { UPDATE_TYPE_RECREATE } from '../../api/enums.js';
+import { STATEFUL_SET_UPDATE_ON_DELETE, UPDATE_TYPE_RECREATE } from '../../api/enums.js';
 import { CLONE_SET_DEFAULT_MAX_UNAVAILABLE } from '../../api/limits.js';
 import { API_VERSION_V1ALPHA1, API_VERSION_V1BETA1, KIND_CLONE_SET, KIND_STATEFUL_SET } from '../../api/group-version.js';
 import type { IntOrString } from '../../api/types/common.js';
@@ -16,8 +16,8 @@ export interface Workload {
   replicas: number;
   selector: LabelSelector;
   template: PodTemplateSpec;
-  /** Pods are recreated, never updated in place: nothing to pre-download. */
-  recreate: boolean;
+  /** Why pods are not updated in place by a rollout (nothing to pre-download); undefined when they are. */
+  notInPlace: string | undefined;
   /** Pods that stay on the old revision. */
   partition: number;
   /** Pods that may be updating at once. */
@@ -42,6 +42,20 @@ export function scaled(v: IntOrString | undefined, total: number, roundUp: boole
   return /^\d+$/.test(v.trim()) ? Number(v.trim()) : undefined;
 }
 
+const RECREATED = `pods are recreated (${UPDATE_TYPE_RECREATE}), not updated in place`;
+
+/**
+ * As upstream's pkg/controller/statefulset/statefulset_predownload_image.go: OnDelete leaves
+ * updating to whoever deletes the pods, and without rollingUpdate (or with podUpdatePolicy
+ * ReCreate, the default) pods are recreated.
+ */
+function statefulSetNotInPlace(sts: AdvancedStatefulSet): string | undefined {
+  const us = sts.spec.updateStrategy;
+  if (us?.type === STATEFUL_SET_UPDATE_ON_DELETE) return `updateStrategy is ${STATEFUL_SET_UPDATE_ON_DELETE}: pods update only when someone deletes them`;
+  if (us?.rollingUpdate === undefined) return RECREATED;
+  return (us.rollingUpdate.podUpdatePolicy ?? UPDATE_TYPE_RECREATE) === UPDATE_TYPE_RECREATE ? RECREATED : undefined;
+}
+
 export function fromCloneSet(cs: CloneSet): Workload {
   const replicas = cs.spec.replicas ?? 1;
   const us = cs.spec.updateStrategy ?? {};
@@ -55,7 +69,7 @@ export function fromCloneSet(cs: CloneSet): Workload {
     replicas,
     selector: cs.spec.selector,
     template: cs.spec.template,
-    recreate: us.type === UPDATE_TYPE_RECREATE,
+    notInPlace: us.type === UPDATE_TYPE_RECREATE ? RECREATED : undefined,
     partition: scaled(us.partition, replicas, true) ?? 0,
     // Rounded down, as CloneSet does.
     maxUnavailable: scaled(us.maxUnavailable ?? CLONE_SET_DEFAULT_MAX_UNAVAILABLE, replicas, false) ?? 0,
@@ -78,8 +92,7 @@ export function fromStatefulSet(sts: AdvancedStatefulSet): Workload {
     replicas,
     selector: sts.spec.selector,
     template: sts.spec.template,
-    // Advanced StatefulSet recreates pods unless asked to update them in place (its default).
-    recreate: (ru.podUpdatePolicy ?? UPDATE_TYPE_RECREATE) === UPDATE_TYPE_RECREATE,
+    notInPlace: statefulSetNotInPlace(sts),
     // Pods with an ordinal below the partition keep the old revision.
     partition: Math.min(replicas, Math.max(0, ru.partition ?? 0)),
     maxUnavailable: scaled(ru.maxUnavailable ?? 1, replicas, false) ?? 1,

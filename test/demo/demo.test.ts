@@ -28,7 +28,7 @@ describe('npm run demo', () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/kruise-ts:[\w.-]+ installed with kubectl apply -k .*: every pod Ready/);
     expect(r.out).toContain('==> summary');
-    for (const line of ['OK     ImagePullJob prewarm-nginx', 'OK     ImageListPullJob prewarm-base-images', 'OK     ContainerRecreateRequest restart-demo-app']) expect(r.out).toContain(line);
+    for (const line of ['OK     ImagePullJob prewarm-nginx', 'OK     ImageListPullJob prewarm-base-images', 'OK     ContainerRecreateRequest restart-demo-app', 'OK     CloneSet web: nginx:1.26 pre-downloaded on the node of its old pods only']) expect(r.out).toContain(line);
     expect(r.out).toContain('demo finished: everything succeeded');
     expect(r.out).toContain("environment 'demotest' stopped and removed");
     // Nothing of the demo's environment is left running.

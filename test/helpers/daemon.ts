@@ -72,10 +72,11 @@ export function startDaemon(node: string, rest: RestClient, socket: string, over
 }
 
 /** The built daemon binary as a child process, for kill and restart tests. */
-export function spawnDaemon(node: string, kubeconfig: string, socket: string, extra: string[] = []): ChildProcess & { output: () => string } {
+/** The built daemon as a process; without `socket` it looks for the runtime itself (--host-root in `extra`). */
+export function spawnDaemon(node: string, kubeconfig: string, socket: string | undefined, extra: string[] = []): ChildProcess & { output: () => string } {
   const child = spawn(
     process.execPath,
-    [join(root, 'dist', 'daemon', 'main.js'), '--node-name', node, '--kubeconfig', kubeconfig, '--runtime-endpoint', `unix://${socket}`, '--addr', '127.0.0.1:0', '--status-write-interval-seconds', '1', ...extra],
+    [join(root, 'dist', 'daemon', 'main.js'), '--node-name', node, '--kubeconfig', kubeconfig, ...(socket !== undefined ? ['--runtime-endpoint', `unix://${socket}`] : []), '--addr', '127.0.0.1:0', '--status-write-interval-seconds', '1', ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { CriClient } from '../../daemon/cri/client.js';
-import { detectRuntime, RuntimeDetectionError } from '../../daemon/cri/endpoint.js';
+import { detectRuntime, RuntimeDetectionError, wellKnownSockets } from '../../daemon/cri/endpoint.js';
+import { criV1alpha2Proto } from '../../daemon/cri/proto.js';
 import { testEnv } from '../helpers/env.js';
 import { privateContainerd } from '../helpers/daemon.js';
 
@@ -123,5 +125,75 @@ describe('runtime socket detection', () => {
     const found = await detectRuntime({ endpoint: `unix://${env.criSocket}` });
     expect(found.attempts).toHaveLength(1);
     await expect(detectRuntime({ endpoint: join(dir, 'absent.sock') })).rejects.toThrow(/absent.sock: missing/);
+  });
+});
+
+describe('runtime socket detection at the paths runtimes use, under --host-root', () => {
+  // A host root per case with the runtime's socket where that runtime puts it: a link to a real
+  // containerd's socket (containerd speaks CRI v1 whatever the path; the runtime that answers is
+  // what the daemon meets on such a node).
+  let second: ReturnType<typeof privateContainerd>;
+  const roots: string[] = [];
+  beforeAll(() => {
+    second = privateContainerd('detect');
+  });
+  afterAll(() => {
+    second.ctl('down');
+    for (const r of roots) rmSync(r, { recursive: true, force: true });
+  });
+
+  function hostRoot(sockets: Record<string, string>): string {
+    const root = mkdtempSync(join(tmpdir(), 'kruise-ts-hostroot-'));
+    roots.push(root);
+    for (const [path, target] of Object.entries(sockets)) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      symlinkSync(target, join(root, path));
+    }
+    return root;
+  }
+
+  it.each([
+    ['containerd (upstream /var/run/containerd.sock)', '/var/run/containerd.sock'],
+    ['k3s', '/run/k3s/containerd/containerd.sock'],
+    ['CRI-O', '/var/run/crio/crio.sock'],
+    ['CRI-O (upstream /var/run/crio.sock)', '/var/run/crio.sock'],
+    ['cri-dockerd', '/var/run/cri-dockerd.sock'],
+    ['cri-dockerd (upstream /var/run/cri-dockerd/cri-dockerd.sock)', '/var/run/cri-dockerd/cri-dockerd.sock'],
+  ])('finds %s', async (_label, path) => {
+    expect(wellKnownSockets.map((c) => c.path)).toContain(path);
+    const root = hostRoot({ [path]: env.criSocket });
+    const found = await detectRuntime({ hostRoot: root });
+    expect(found).toMatchObject({ endpoint: `unix://${join(root, path)}`, runtimeName: 'containerd', apiVersion: 'v1', alsoFound: [] });
+  });
+
+  it('with two runtimes, takes the first in order and names the other; one socket by two paths is one runtime', async () => {
+    const root = hostRoot({
+      '/run/containerd/containerd.sock': env.criSocket,
+      '/var/run/containerd/containerd.sock': env.criSocket,
+      '/var/run/crio/crio.sock': second.socket,
+    });
+    const found = await detectRuntime({ hostRoot: root });
+    expect(found.endpoint).toBe(`unix://${join(root, '/run/containerd/containerd.sock')}`);
+    expect(found.alsoFound).toEqual([expect.stringMatching(new RegExp(`^unix://${join(root, '/var/run/crio/crio.sock')} \\(containerd `))]);
+  });
+
+  it('names a runtime that speaks only CRI v1alpha2, and what to upgrade to', async () => {
+    // No runtime installable here speaks only v1alpha2 (Debian's containerd 1.6 serves both), so a
+    // gRPC server with containerd 1.5's answer to runtime.v1alpha2 Version stands in for one.
+    const server = new grpc.Server();
+    server.addService(criV1alpha2Proto().runtime.v1alpha2.RuntimeService.service, {
+      Version: (_call: unknown, cb: grpc.sendUnaryData<object>) => cb(null, { version: '0.1.0', runtime_name: 'containerd', runtime_version: 'v1.5.18', runtime_api_version: 'v1alpha2' }),
+    });
+    const root = hostRoot({});
+    const sock = join(root, '/run/containerd/containerd.sock');
+    mkdirSync(dirname(sock), { recursive: true });
+    await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${sock}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+    try {
+      const err = await detectRuntime({ hostRoot: root, timeoutMs: 1500 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RuntimeDetectionError);
+      expect((err as Error).message).toContain(`${sock}: containerd v1.5.18 speaks only CRI v1alpha2; kruise-daemon needs runtime.v1`);
+    } finally {
+      server.forceShutdown();
+    }
   });
 });

@@ -364,6 +364,31 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     });
   });
 
+  it("moves the manager's metrics by what it did: an admission refused, a job's reconciles and writes", async () => {
+    const port = installation().manager.metricsPort;
+    const [a = '', b = ''] = await fakeNodes(2);
+    const validate = '/validate-apps-kruise-io-imagepulljob';
+    const before = await scrape(port);
+    await expect(createJob('metrics-bad', { selector: { names: [a, a] } })).rejects.toThrow(/duplicate node name/);
+    await createJob('metrics', { image: image(31), selector: { names: [a, b] } });
+    await waitJob('metrics', completed, 'completed');
+    const after = await eventually(async () => {
+      const m = await scrape(port);
+      expect(sum(m, 'kruise_manager_workqueue_depth', { controller: 'imagepulljob-controller' })).toBe(0);
+      return m;
+    });
+    const delta = (metric: string, match: Record<string, string> = {}): number => sum(after, metric, match) - sum(before, metric, match);
+    expect(delta('kruise_manager_webhook_requests_total', { path: validate, allowed: 'false' })).toBe(1);
+    expect(delta('kruise_manager_webhook_requests_total', { path: validate, allowed: 'true' })).toBeGreaterThanOrEqual(1);
+    const reconciles = delta('kruise_manager_reconciles_total', { controller: 'imagepulljob-controller' });
+    expect(reconciles).toBeGreaterThanOrEqual(2);
+    expect(delta('kruise_manager_reconcile_duration_seconds_count', { controller: 'imagepulljob-controller' })).toBe(reconciles);
+    // The tag went into both NodeImages, and the job's status was written.
+    expect(delta('kruise_manager_api_requests_total', { verb: 'update', resource: 'nodeimages', code: '200' })).toBeGreaterThanOrEqual(2);
+    expect(delta('kruise_manager_api_requests_total', { verb: 'update', resource: 'imagepulljobs/status', code: '200' })).toBeGreaterThanOrEqual(1);
+    expect(sum(after, 'kruise_manager_leader')).toBe(1);
+  });
+
   it('makes no writes once everything is done, and a status change wakes only the jobs whose tag changed', async () => {
     const [node] = await fakeNodes(1);
     for (let i = 0; i < 6; i++) await createJob(`quiet-${i}`, { image: image(20 + i), completionPolicy: { type: 'Never' }, selector: { names: [node ?? ''] } });

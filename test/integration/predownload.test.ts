@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Pod, PodTemplateSpec } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ControllerRevision } from '../../api/types/core.js';
-import type { CloneSet } from '../../api/types/workloads.js';
+import type { AdvancedStatefulSet, CloneSet } from '../../api/types/workloads.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { installCrds } from '../../kube/crds.js';
 import type { KubeObject } from '../../api/types/common.js';
@@ -16,10 +16,11 @@ import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, k
 const env = clusterEnv();
 const rest = restClient();
 const cloneSets = new Resource<CloneSet & KubeObject>(rest, kruise.cloneSets);
+const statefulSets = new Resource<AdvancedStatefulSet & KubeObject>(rest, kruise.statefulSets);
 const revisions = new Resource<ControllerRevision & KubeObject>(rest, core.controllerrevisions);
 const jobs = new Resource<ImagePullJob & KubeObject>(rest, kruise.imagePullJobs);
 const pods = new Resource<Pod & KubeObject>(rest, core.pods);
-const events = new Resource<KubeObject & { reason?: string; message?: string; type?: string }>(rest, core.events);
+const events = new Resource<KubeObject & { reason?: string; message?: string; type?: string; source?: { component?: string } }>(rest, core.events);
 let ns = '';
 
 beforeAll(async () => {
@@ -61,7 +62,7 @@ async function rollout(name: string, from: Record<string, string>, to: Record<st
   const rev = async (hash: string, images: Record<string, string>, n: number, extra?: Record<string, unknown>): Promise<string> => {
     const revName = `${name}-${hash}`;
     await revisions.create({
-      metadata: { name: revName, namespace: ns, labels: { app: name, 'controller-revision-hash': hash }, ownerReferences: owner },
+      metadata: { name: revName, namespace: ns, labels: { app: name, 'controller.kubernetes.io/hash': hash }, ownerReferences: owner },
       revision: n,
       data: { spec: { template: { ...template(name, images, extra), $patch: 'replace' } } },
     });
@@ -182,5 +183,84 @@ describe('CloneSet image pre-download', () => {
     } finally {
       for (const c of cris) c.close();
     }
+  });
+});
+
+interface StatefulSetRolloutOptions {
+  type?: 'RollingUpdate' | 'OnDelete';
+  /** undefined: no rollingUpdate at all. */
+  podUpdatePolicy?: 'ReCreate' | 'InPlaceIfPossible' | 'InPlaceOnly';
+  partition?: number;
+}
+
+/**
+ * An Advanced StatefulSet mid-rollout, as OpenKruise's controller leaves it: revisions named
+ * `<name>-<hash>` labelled controller.kubernetes.io/hash (k8s.io/kubernetes/pkg/controller/history),
+ * status.currentRevision/updateRevision naming them (pkg/controller/statefulset/stateful_set_control.go).
+ */
+async function statefulSetRollout(name: string, from: Record<string, string>, to: Record<string, string>, o: StatefulSetRolloutOptions): Promise<{ sts: AdvancedStatefulSet & KubeObject; newName: string }> {
+  const rollingUpdate = o.podUpdatePolicy === undefined ? undefined : { podUpdatePolicy: o.podUpdatePolicy, partition: o.partition ?? 3 };
+  const sts = await statefulSets.create({
+    metadata: { name, namespace: ns },
+    spec: {
+      replicas: 6,
+      selector: { matchLabels: { app: name } },
+      template: template(name, to),
+      updateStrategy: { type: o.type ?? 'RollingUpdate', ...(rollingUpdate ? { rollingUpdate } : {}) },
+    },
+  });
+  const owner = [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name, uid: sts.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }];
+  const rev = async (hash: string, images: Record<string, string>, n: number): Promise<string> => {
+    const revName = `${name}-${hash}`;
+    await revisions.create({
+      metadata: { name: revName, namespace: ns, labels: { app: name, 'controller.kubernetes.io/hash': hash }, ownerReferences: owner },
+      revision: n,
+      data: { spec: { template: { ...template(name, images), $patch: 'replace' } } },
+    });
+    return revName;
+  };
+  const oldName = await rev('5b7c9d8f6', from, 1);
+  const newName = await rev('6f8d7c5b9', to, 2);
+  const withStatus = await statefulSets.updateStatus({
+    ...sts,
+    status: { observedGeneration: 1, replicas: 6, readyReplicas: 6, currentReplicas: 5, updatedReplicas: 1, updatedReadyReplicas: 1, currentRevision: oldName, updateRevision: newName },
+  });
+  return { sts: withStatus, newName };
+}
+
+describe('Advanced StatefulSet image pre-download', () => {
+  it('switches on when the StatefulSet CRD appears', async () => {
+    await eventually(() => expect(readFileSync(join(env.envDir, 'kruise', 'manager.log'), 'utf8')).toContain('StatefulSet CRD found: image pre-download is on'), 30_000);
+  });
+
+  it('creates one ImagePullJob per changed container of an in-place rollout, with the statefulset-controller\'s events', async () => {
+    const { sts, newName } = await statefulSetRollout('db', { app: img(82), side: img(83) }, { app: img(84), side: img(83) }, { podUpdatePolicy: 'InPlaceIfPossible' });
+    const created = await eventually(async () => {
+      const js = await jobsOf(sts.metadata?.uid ?? '');
+      expect(js).toHaveLength(1);
+      return js;
+    });
+    expect(created[0]?.metadata?.name).toBe(`${newName}-app`);
+    expect(created[0]?.spec).toMatchObject({
+      image: img(84),
+      podSelector: { matchLabels: { app: 'db' }, matchExpressions: [{ key: 'controller-revision-hash', operator: 'NotIn', values: [newName, '6f8d7c5b9'] }] },
+    });
+    expect(created[0]?.metadata?.labels).toEqual({ app: 'db', 'controller.kubernetes.io/hash': '6f8d7c5b9' });
+    expect(created[0]?.metadata?.ownerReferences?.[0]).toMatchObject({ apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'db', controller: true });
+    await eventually(async () => expect(await revisionLabels(newName)).toMatchObject({ 'apps.kruise.io/pre-predownload-created': 'true' }));
+    await eventually(async () => {
+      const evs = (await events.list(ns, { fieldSelector: 'involvedObject.name=db' })).items.filter((e) => e.reason === 'CreatedImagePullJob');
+      expect(evs.map((e) => e.source?.component)).toEqual(['statefulset-controller']);
+    });
+  });
+
+  it.each([
+    ['updateStrategy OnDelete', 'ondelete', { type: 'OnDelete', podUpdatePolicy: 'InPlaceIfPossible' }],
+    ['podUpdatePolicy ReCreate', 'recreate', { podUpdatePolicy: 'ReCreate' }],
+    ['no rollingUpdate (pods are recreated)', 'norolling', {}],
+  ])('skips %s and labels the revision ignored', async (_label, name, o) => {
+    const { sts, newName } = await statefulSetRollout(`sts-${name}`, { app: img(85) }, { app: img(86) }, o as StatefulSetRolloutOptions);
+    await eventually(async () => expect(await revisionLabels(newName)).toMatchObject({ 'apps.kruise.io/image-predownload-ignored': 'true' }));
+    expect(await jobsOf(sts.metadata?.uid ?? '')).toEqual([]);
   });
 });

@@ -11,7 +11,7 @@ const template = (images: Record<string, string>, extra: Partial<PodTemplateSpec
 });
 
 const revision = (name: string, t: PodTemplateSpec, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): ControllerRevision => ({
-  metadata: { name, namespace: 'ns', labels: { 'controller-revision-hash': name.split('-').pop() ?? '', ...labels }, annotations },
+  metadata: { name, namespace: 'ns', labels: { 'controller.kubernetes.io/hash': name.split('-').pop() ?? '', ...labels }, annotations },
   revision: 1,
   data: { spec: { template: { ...t, $patch: 'replace' } } },
 });
@@ -48,7 +48,7 @@ describe('pre-download rules', () => {
       metadata: {
         name: 'web-new-app',
         namespace: 'ns',
-        labels: { app: 'web', 'controller-revision-hash': 'new' },
+        labels: { app: 'web', 'controller.kubernetes.io/hash': 'new' },
         ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs-uid', controller: true, blockOwnerDeletion: true }],
       },
       spec: {
@@ -58,7 +58,7 @@ describe('pre-download rules', () => {
         parallelism: 3,
         pullPolicy: { backoffLimit: 1, timeoutSeconds: 120 },
         completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 600 },
-        sandboxConfig: { labels: { app: 'web', 'controller-revision-hash': 'new' }, annotations: { team: 'a' } },
+        sandboxConfig: { labels: { app: 'web', 'controller.kubernetes.io/hash': 'new' }, annotations: { team: 'a' } },
       },
     });
   });
@@ -135,17 +135,24 @@ describe('pre-download rules', () => {
     expect(kindOf(decide(fromCloneSet(cloneSet()), undefined, oldRev).decision)).toBe('wait');
   });
 
-  it('reads Advanced StatefulSet rules: in-place only when asked, integer partition, default maxUnavailable 1', () => {
-    const sts = (policy: 'ReCreate' | 'InPlaceIfPossible' | undefined, partition: number): AdvancedStatefulSet => ({
+  it('reads Advanced StatefulSet rules: in-place only when asked, never OnDelete, integer partition, default maxUnavailable 1', () => {
+    const sts = (policy: 'ReCreate' | 'InPlaceIfPossible' | undefined, partition: number, type: 'RollingUpdate' | 'OnDelete' = 'RollingUpdate', rollingUpdate = true): AdvancedStatefulSet => ({
       metadata: { name: 'db', namespace: 'ns', uid: 'sts-uid' },
-      spec: { replicas: 5, selector: { matchLabels: { app: 'db' } }, template: template({ app: 'nginx:2', sidecar: 'busybox:1' }), updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition, ...(policy ? { podUpdatePolicy: policy } : {}) } } },
+      spec: {
+        replicas: 5,
+        selector: { matchLabels: { app: 'db' } },
+        template: template({ app: 'nginx:2', sidecar: 'busybox:1' }),
+        updateStrategy: { type, ...(rollingUpdate ? { rollingUpdate: { partition, ...(policy ? { podUpdatePolicy: policy } : {}) } } : {}) },
+      },
       status: { replicas: 5, updatedReadyReplicas: 0, currentRevision: 'db-old', updateRevision: 'db-new' },
     });
     const w = fromStatefulSet(sts('InPlaceIfPossible', 0));
-    expect([w.recreate, w.partition, w.maxUnavailable, w.apiVersion, w.kind]).toEqual([false, 0, 1, 'apps.kruise.io/v1beta1', 'StatefulSet']);
-    expect(fromStatefulSet(sts(undefined, 0)).recreate).toBe(true);
-    const { decision } = decide(w, revision('db-new', template({ app: 'nginx:2', sidecar: 'busybox:1' })), revision('db-old', template({ app: 'nginx:1', sidecar: 'busybox:1' })));
-    expect(decision.kind).toBe('create');
+    expect([w.notInPlace, w.partition, w.maxUnavailable, w.apiVersion, w.kind]).toEqual([undefined, 0, 1, 'apps.kruise.io/v1beta1', 'StatefulSet']);
+    const revs = [revision('db-new', template({ app: 'nginx:2', sidecar: 'busybox:1' })), revision('db-old', template({ app: 'nginx:1', sidecar: 'busybox:1' }))] as const;
+    expect(decide(w, ...revs).decision.kind).toBe('create');
+    expect(decide(fromStatefulSet(sts(undefined, 0)), ...revs).decision).toEqual({ kind: 'ignore', reason: 'pods are recreated (ReCreate), not updated in place' });
+    expect(decide(fromStatefulSet(sts('InPlaceIfPossible', 0, 'RollingUpdate', false)), ...revs).decision).toEqual({ kind: 'ignore', reason: 'pods are recreated (ReCreate), not updated in place' });
+    expect(decide(fromStatefulSet(sts('InPlaceIfPossible', 0, 'OnDelete')), ...revs).decision).toEqual({ kind: 'ignore', reason: 'updateStrategy is OnDelete: pods update only when someone deletes them' });
   });
 
   it('scales int-or-percent values as Kubernetes does', () => {
