@@ -1,6 +1,7 @@
 // ImagePullJob admission: the mutating webhook's defaults and the validating webhook's rules.
 import type { AdmissionOperation } from './admission.js';
 import { IMAGE_PULL_POLICY_IF_NOT_PRESENT } from './enums.js';
+import { jsonEqual } from './json-equal.js';
 import { FINALIZER_DELETION_PROTECTION } from './metadata-keys.js';
 import { applyPullJobTemplateDefaults, validatePullJobTemplate } from './pull-job-template.js';
 import type { ImagePullJob } from './types/imagepulljob.js';
@@ -41,7 +42,26 @@ export function validateImagePullJob(job: ImagePullJob, oldJob?: ImagePullJob): 
     // Secret copies are claimed per job when it starts; a changed list would leave stale copies.
     errors.push(fieldError('spec.pullSecrets', 'field is immutable'));
   }
+  const finishedAt = oldJob?.status?.completionTime;
+  if (oldJob !== undefined && isSet(finishedAt) && !jsonEqual(withoutTtl(job.spec), withoutTtl(oldJob.spec))) {
+    // Upstream admits such an edit and then ignores it (kruise#1386): the user believes it ran.
+    errors.push(
+      fieldError(
+        'spec',
+        `the job finished at ${finishedAt} and pulls nothing more, so its spec cannot change (only completionPolicy.ttlSecondsAfterFinished may): create a new ImagePullJob, or delete this one and create it again`,
+      ),
+    );
+  }
   return errors;
+}
+
+/** The spec without the one field that still matters once the job has finished. */
+function withoutTtl(spec: ImagePullJob['spec'] | undefined): unknown {
+  if (!isSet(spec)) return spec;
+  const { completionPolicy, ...rest } = spec;
+  if (!isSet(completionPolicy)) return rest;
+  const { ttlSecondsAfterFinished: _ttl, ...policy } = completionPolicy;
+  return { ...rest, completionPolicy: policy };
 }
 
 function sameSecrets(a: string[] | null | undefined, b: string[] | null | undefined): boolean {

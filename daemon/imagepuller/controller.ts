@@ -277,6 +277,10 @@ export class ImagePuller {
             ...pullPolicyOf(d.spec),
             ...(d.imageSpec.sandboxConfig ? { sandboxConfig: d.imageSpec.sandboxConfig } : {}),
             ...(endMs !== undefined ? { endMs } : {}),
+            currentPolicy: () => {
+              const now = this.deps.informer.get(this.deps.node)?.spec?.images?.[d.image]?.tags?.find((t) => t.tag === d.tag && (t.version ?? 0) === d.version);
+              return pullPolicyOf(now ?? d.spec);
+            },
           },
           {
             cri: this.deps.cri,

@@ -36,6 +36,11 @@ export interface PullTask {
   sandboxConfig?: SandboxConfig;
   /** The tag's shared end (ms since the epoch): manager and daemon fail it then (api/nodeimage.ts). */
   endMs?: number;
+  /**
+   * The tag's policy as the spec says now: an edited job's timeoutSeconds and backoffLimit apply
+   * to the attempts that have not started yet (upstream keeps the first ones, kruise#2221).
+   */
+  currentPolicy?: () => { timeoutSeconds?: number; backoffLimit?: number };
 }
 
 export interface PullOutcome {
@@ -166,8 +171,13 @@ function endOf(task: PullTask, startedMs: number): number | undefined {
  */
 export async function runPull(task: PullTask, deps: WorkerDeps, update: StateUpdate, signal: AbortSignal): Promise<PullOutcome | undefined> {
   const started = new Date();
-  const timeoutSeconds = task.timeoutSeconds ?? DEFAULT_PULL_TIMEOUT_SECONDS;
-  const backoffLimit = task.backoffLimit !== undefined && task.backoffLimit >= 0 ? task.backoffLimit : DEFAULT_PULL_BACKOFF_LIMIT;
+  const policy = (): { timeoutSeconds: number; backoffLimit: number } => {
+    const p = task.currentPolicy?.() ?? task;
+    return {
+      timeoutSeconds: p.timeoutSeconds ?? DEFAULT_PULL_TIMEOUT_SECONDS,
+      backoffLimit: p.backoffLimit !== undefined && p.backoffLimit >= 0 ? p.backoffLimit : DEFAULT_PULL_BACKOFF_LIMIT,
+    };
+  };
   const deadline = endOf(task, started.getTime());
   const backoffMs = (n: number): number => Math.min(BACKOFF_MAX_MS, (deps.backoffBaseMs ?? 1_000) * 2 ** n);
   update({ phase: 'Pulling', startTime: formatTime(started), progress: 0 });
@@ -194,6 +204,7 @@ export async function runPull(task: PullTask, deps: WorkerDeps, update: StateUpd
   let runtimeWaits = 0;
   for (;;) {
     if (signal.aborted) return undefined;
+    const { timeoutSeconds, backoffLimit } = policy();
     let budgetMs = timeoutSeconds * 1000;
     if (deadline !== undefined) {
       const left = deadline - Date.now();

@@ -30,8 +30,19 @@ function roundFinished(tag: ImageTagSpec, status: ImageTagStatus | undefined): '
   return status.phase === IMAGE_PULL_PHASE_SUCCEEDED || status.phase === IMAGE_PULL_PHASE_FAILED ? status.phase : undefined;
 }
 
-/** Whether the tag's policy already grants what the job asks for (longer or equal is fine). */
-export function policyCovers(tag: ImageTagSpec, t: JobTarget): boolean {
+/** Whether the job owns the tag alone: then the tag's policy is exactly the job's. */
+function soleOwner(tag: ImageTagSpec, uid: string): boolean {
+  const owners = tag.ownerReferences ?? [];
+  return owners.length > 0 && owners.every((o) => o.uid === uid);
+}
+
+/**
+ * Whether the tag's policy is what the job asks for: exactly, when the job owns the tag alone (an
+ * edit that lowers timeoutSeconds or backoffLimit takes effect too, kruise#2221); when it shares
+ * it, at least as long (no owner gets less than it asked for).
+ */
+export function policyFits(tag: ImageTagSpec, t: JobTarget, node: string): boolean {
+  if (soleOwner(tag, t.uid)) return jsonEqual(tag.pullPolicy ?? {}, tagPullPolicy(t, node)) && tag.imagePullPolicy === t.imagePullPolicy;
   const p = tag.pullPolicy ?? {};
   const deadlineOk = t.activeDeadlineSeconds === undefined || p.activeDeadlineSeconds === undefined || p.activeDeadlineSeconds >= t.activeDeadlineSeconds;
   return (p.timeoutSeconds ?? 0) >= t.timeoutSeconds && (p.backoffLimit ?? 0) >= t.backoffLimit && deadlineOk && (tag.imagePullPolicy === t.imagePullPolicy || tag.imagePullPolicy === 'Always');
@@ -56,8 +67,9 @@ function mergedPolicy(current: ImageTagPullPolicy | undefined, wanted: ImageTagP
  * A job joining a tag another job owns shares a round still running; a finished round is started
  * anew for it (upstream always starts anew). A job that owns the tag but whose secrets were missing
  * gets them added and, unless the round succeeded, a new round that uses them (upstream v1.8 never
- * wrote them, #1656). Policies of shared tags are merged so no owner gets less than it asked for
- * (upstream: the first owner's wins, #2221). 'full' when the image would be the 257th.
+ * wrote them, #1656). A tag's policy follows its only owner's edits, up or down; policies of shared
+ * tags are merged so no owner gets less than it asked for (upstream: the first owner's wins and
+ * edits change nothing, #2221). 'full' when the image would be the 257th.
  */
 export function applyJobTag(ni: NodeImage, t: JobTarget, nowMs: number): ApplyResult {
   const node = ni.metadata?.name ?? '';
@@ -95,15 +107,20 @@ export function applyJobTag(ni: NodeImage, t: JobTarget, nowMs: number): ApplyRe
     } else if (missing.length > 0) {
       newRound = finished !== IMAGE_PULL_PHASE_SUCCEEDED;
     }
-    if (!policyCovers(current, t)) {
-      next.pullPolicy = mergedPolicy(current.pullPolicy, wanted);
-      if (t.imagePullPolicy === 'Always') next.imagePullPolicy = 'Always';
+    if (!policyFits(next, t, node)) {
+      if (soleOwner(next, t.uid)) {
+        next.pullPolicy = wanted;
+        next.imagePullPolicy = t.imagePullPolicy;
+      } else {
+        next.pullPolicy = mergedPolicy(current.pullPolicy, wanted);
+        if (t.imagePullPolicy === 'Always') next.imagePullPolicy = 'Always';
+      }
     }
     if (newRound) {
       next.version = Math.max(current.version ?? 0, status?.version ?? 0) + 1;
       next.createdAt = now;
       next.imagePullPolicy = t.imagePullPolicy;
-      next.pullPolicy = mergedPolicy(next.pullPolicy, wanted);
+      next.pullPolicy = soleOwner(next, t.uid) ? wanted : mergedPolicy(next.pullPolicy, wanted);
     }
     entry.tags[i] = next;
   }

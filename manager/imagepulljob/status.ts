@@ -7,7 +7,7 @@ import { formatTime } from '../../api/time.js';
 import type { ImagePullJob, ImagePullJobStatus } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
 import { timeMs } from '../../api/time.js';
-import { ownedBy, policyCovers, sameRef, tagStatusOf } from './desired.js';
+import { ownedBy, policyFits, sameRef, tagStatusOf } from './desired.js';
 import type { JobTarget } from './target.js';
 
 /**
@@ -36,7 +36,7 @@ export function nodeView(ni: NodeImage, t: JobTarget): NodeView {
   if (!t.secretRefs.every((r) => (entry.pullSecrets ?? []).some((s) => sameRef(s, r)))) return { name, state: 'unsynced', stale: false };
   const tag = (entry.tags ?? []).find((x) => x.tag === t.tag);
   if (!tag || !ownedBy(tag, t.uid)) return { name, state: 'unsynced', stale: false };
-  const stale = !policyCovers(tag, t);
+  const stale = !policyFits(tag, t, name);
   const status = tagStatusOf(ni, t.image, t.tag);
   if (!status || (status.version ?? 0) !== (tag.version ?? 0)) return { name, state: 'active', stale };
   if (status.phase === IMAGE_PULL_PHASE_SUCCEEDED) return { name, state: 'succeeded', stale };

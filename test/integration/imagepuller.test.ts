@@ -203,6 +203,27 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
     expect(s.message).toMatch(/^registry unreachable: .*connection refused/);
   });
 
+  it('applies a lowered backoffLimit to the attempts not yet started (kruise#2221)', async () => {
+    const name = node('lowered');
+    // Retries 2 s, 4 s, 8 s, ... after each failure: the edit lands before the second attempt, and
+    // 20 retries would take minutes.
+    daemon(name, { pullBackoffBaseMs: 2000 });
+    const ref = '127.0.0.1:1/lowered/img';
+    const before = pulls(`${ref}:1.0`);
+    await createNodeImage(name, { [ref]: { tags: [tag('1.0', { imagePullPolicy: 'Always', pullPolicy: { timeoutSeconds: 10, backoffLimit: 20, ttlSecondsAfterFinished: 300 } })] } });
+    await eventually(async () => expect(tagStatus(await nis.get(undefined, name), ref, '1.0')?.message).toMatch(/^attempt 1 of 21 failed/), 30_000, 50);
+    await updateWithRetry(nis, undefined, name, (cur) => {
+      const t = cur.spec?.images?.[ref]?.tags?.[0];
+      if (!t?.pullPolicy) throw new Error('no tag');
+      t.pullPolicy.backoffLimit = 2;
+      return cur;
+    });
+    const s = await final(name, ref, '1.0', 30_000);
+    expect(s.phase).toBe('Failed');
+    expect(s.message).toMatch(/^registry unreachable: /);
+    expect(pulls(`${ref}:1.0`) - before).toBe(3);
+  });
+
   it('pulls again when the tag version goes up', async () => {
     const name = node('version');
     daemon(name);
@@ -308,8 +329,12 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
     const jobs = new Resource<KubeObject & { spec?: unknown }>(rest, kruise.imagePullJobs);
     const stalled = `${slow.address}/big`;
     // A real job, so events reach a real object; parallelism 0 keeps the manager from writing tags of
-    // its own: it only follows the one written below for it.
-    const job = await jobs.create({ metadata: { name: 'owner', namespace: ns }, spec: { image: `${stalled}:1.0`, parallelism: 0, selector: { names: [name] }, completionPolicy: { type: 'Always' } } });
+    // its own: it only follows the one written below for it, whose policy is the job's (the manager
+    // would otherwise bring the tag to what its only owner asks).
+    const job = await jobs.create({
+      metadata: { name: 'owner', namespace: ns },
+      spec: { image: `${stalled}:1.0`, parallelism: 0, selector: { names: [name] }, pullPolicy: { timeoutSeconds: 1, backoffLimit: 1 }, completionPolicy: { type: 'Always' } },
+    });
     await removeImage(`${stalled}:1.0`);
     slow.pause();
     try {

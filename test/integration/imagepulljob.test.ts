@@ -364,6 +364,31 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     });
   });
 
+  it('an edit that lowers the pull policy reaches the nodes; a finished job refuses edits but to its TTL (kruise#2221, #1386)', async () => {
+    const [n = ''] = await fakeNodes(1);
+    const img = key(32);
+    const policyOn = async (): Promise<unknown> => (await nis.get(undefined, n)).spec?.images?.[img]?.tags[0]?.pullPolicy;
+    daemon.behaviour = (_node, i) => (i === img ? { phase: 'Pulling' } : { phase: 'Succeeded' });
+    try {
+      await createJob('edit', { image: image(32), selector: { names: [n] }, pullPolicy: { timeoutSeconds: 600, backoffLimit: 5 } });
+      await eventually(async () => expect(await policyOn()).toMatchObject({ timeoutSeconds: 600, backoffLimit: 5 }));
+      await jobs.patch(ns, 'edit', { spec: { pullPolicy: { timeoutSeconds: 60, backoffLimit: 1 } } });
+      await eventually(async () => expect(await policyOn()).toMatchObject({ timeoutSeconds: 60, backoffLimit: 1 }));
+      await daemon.complete(n, img, '1.0');
+      await waitJob('edit', completed, 'completed');
+      const err = await jobs.patch(ns, 'edit', { spec: { parallelism: 3 } }).then(
+        () => new Error('admitted'),
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ApiError);
+      expect((err as Error).message).toMatch(/spec: the job finished at \S+ and pulls nothing more, so its spec cannot change \(only completionPolicy.ttlSecondsAfterFinished may\)/);
+      expect((await jobs.patch(ns, 'edit', { metadata: { labels: { touched: 'yes' } } })).metadata?.labels?.['touched']).toBe('yes');
+      expect((await jobs.patch(ns, 'edit', { spec: { completionPolicy: { ttlSecondsAfterFinished: 300 } } })).spec.completionPolicy?.ttlSecondsAfterFinished).toBe(300);
+    } finally {
+      daemon.behaviour = () => ({ phase: 'Succeeded' });
+    }
+  });
+
   it("moves the manager's metrics by what it did: an admission refused, a job's reconciles and writes", async () => {
     const port = installation().manager.metricsPort;
     const [a = '', b = ''] = await fakeNodes(2);

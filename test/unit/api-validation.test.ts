@@ -315,6 +315,16 @@ describe('ImagePullJob validation on update', () => {
   it('still applies the create rules', () => {
     expect(validateImagePullJob(variant(old, (j) => (j.spec.image = '')), old)).toEqual(['spec.image: must not be empty']);
   });
+
+  it('refuses spec edits of a finished job but to its TTL (upstream admits and ignores them, kruise#1386)', () => {
+    const finished = variant(old, (j) => (j.status = { desired: 1, succeeded: 1, completionTime: '2024-05-01T10:00:00Z' }));
+    const refused = ['spec: the job finished at 2024-05-01T10:00:00Z and pulls nothing more, so its spec cannot change (only completionPolicy.ttlSecondsAfterFinished may): create a new ImagePullJob, or delete this one and create it again'];
+    expect(validateImagePullJob(variant(finished, (j) => (j.spec.parallelism = 5)), finished)).toEqual(refused);
+    expect(validateImagePullJob(variant(finished, (j) => (j.spec.image = 'nginx:1.26')), finished)).toEqual(refused);
+    expect(validateImagePullJob(variant(finished, (j) => (j.spec.completionPolicy = { type: 'Always', ttlSecondsAfterFinished: 60 })), finished)).toEqual([]);
+    expect(validateImagePullJob(variant(finished, (j) => (j.metadata = { ...j.metadata, labels: { a: 'b' } })), finished)).toEqual([]);
+    expect(validateImagePullJob(variant(old, (j) => (j.spec.parallelism = 5)), old)).toEqual([]);
+  });
 });
 
 describe('ImageListPullJob validation', () => {

@@ -102,7 +102,7 @@ describe('writing the job into a NodeImage', () => {
     expect(r.spec.images?.['nginx']?.tags.map((x) => x.tag)).toEqual(['1.25', '2.0']);
   });
   it('writes nothing when the job is already there with its secrets', () => {
-    expect(applyJobTag(ni('n1', { nginx: { pullSecrets: [SECRET], tags: [tag()] } }), t, T0)).toBe('unchanged');
+    expect(applyJobTag(ni('n1', { nginx: { pullSecrets: [SECRET], tags: [tag({ pullPolicy: tagPullPolicy(t, 'n1') })] } }), t, T0)).toBe('unchanged');
   });
   it('joins a round another job has running, without restarting it', () => {
     const n = ni('n1', { nginx: { pullSecrets: [SECRET], tags: [tag({ ownerReferences: [other], version: 2 })] } }, { nginx: [{ tag: '1.25', phase: 'Pulling', version: 2 }] });
@@ -141,6 +141,19 @@ describe('writing the job into a NodeImage', () => {
     const r = applyJobTag(n, edited, T0);
     if (typeof r !== 'object') throw new Error(String(r));
     expect(r.spec.images?.['nginx']?.tags[0]).toMatchObject({ version: 0, pullPolicy: { timeoutSeconds: 1200 } });
+  });
+  it('lowers the policy of a tag it owns alone after an edit (upstream: edits change nothing, #2221)', () => {
+    const edited = target(job({ pullPolicy: { timeoutSeconds: 60, backoffLimit: 0 } }), [SECRET]);
+    const n = ni('n1', { nginx: { pullSecrets: [SECRET], tags: [tag({ imagePullPolicy: 'Always' })] } }, { nginx: [{ tag: '1.25', phase: 'Pulling', version: 0 }] });
+    const r = applyJobTag(n, edited, T0);
+    if (typeof r !== 'object') throw new Error(String(r));
+    expect(r.spec.images?.['nginx']?.tags[0]).toMatchObject({ version: 0, imagePullPolicy: 'IfNotPresent', pullPolicy: tagPullPolicy(edited, 'n1') });
+    expect(r.spec.images?.['nginx']?.tags[0]?.pullPolicy).toMatchObject({ timeoutSeconds: 60, backoffLimit: 0 });
+  });
+  it('never lowers a shared tag below what another owner asked for', () => {
+    const edited = target(job({ pullPolicy: { timeoutSeconds: 60, backoffLimit: 0 } }), [SECRET]);
+    const n = ni('n1', { nginx: { pullSecrets: [SECRET], tags: [tag({ ownerReferences: [other, mine] })] } }, { nginx: [{ tag: '1.25', phase: 'Pulling', version: 0 }] });
+    expect(applyJobTag(n, edited, T0)).toBe('unchanged');
   });
   it('sets its sandboxConfig; a job without one leaves another job\'s in place (upstream clears it)', () => {
     const withBox = target(job({ sandboxConfig: { labels: { a: 'b' } } }), []);
@@ -193,9 +206,15 @@ describe('the job on one node', () => {
     for (let i = 0; i < 256; i++) images[`img-${i}`] = { tags: [] };
     expect(nodeView(ni('n1', images), t).state).toBe('full');
   });
-  it('is stale when its tag gives less than the job asks', () => {
-    expect(nodeView(synced(undefined, { pullPolicy: { timeoutSeconds: 10, backoffLimit: 3 } }), t)).toMatchObject({ state: 'active', stale: true });
-    expect(nodeView(synced(undefined, { imagePullPolicy: 'Always' }), t).stale).toBe(false);
+  it('is stale when its own tag differs from what the job asks, or a shared one gives less', () => {
+    const own = tagPullPolicy(t, 'n1');
+    expect(nodeView(synced(undefined, { pullPolicy: own }), t)).toMatchObject({ state: 'active', stale: false });
+    expect(nodeView(synced(undefined, { pullPolicy: { ...own, timeoutSeconds: 10 } }), t).stale).toBe(true);
+    expect(nodeView(synced(undefined, { pullPolicy: { ...own, backoffLimit: 9 } }), t).stale).toBe(true);
+    expect(nodeView(synced(undefined, { pullPolicy: own, imagePullPolicy: 'Always' }), t).stale).toBe(true);
+    const shared = { ownerReferences: [other, mine] };
+    expect(nodeView(synced(undefined, { ...shared, pullPolicy: { timeoutSeconds: 10, backoffLimit: 3 } }), t).stale).toBe(true);
+    expect(nodeView(synced(undefined, { ...shared, pullPolicy: { ...own, backoffLimit: 9 }, imagePullPolicy: 'Always' }), t).stale).toBe(false);
   });
 });
 
