@@ -122,11 +122,11 @@ export async function startManager(args: string[], log: string, healthPort: numb
  * Replaces the installation's kruise-manager with a new process on the same ports (stopping the old
  * one if it still runs), and records it for `down`.
  */
-export async function restartManager(env: LocalEnv): Promise<Installation> {
+export async function restartManager(env: LocalEnv, managerExtra: string[] = []): Promise<Installation> {
   const file = join(dir(env), 'installation.json');
   const inst = JSON.parse(readFileSync(file, 'utf8')) as Installation;
   await stopPid(inst.manager.pid);
-  inst.manager.pid = await startManager(managerArgs(env), inst.manager.log, inst.manager.healthPort);
+  inst.manager.pid = await startManager(managerArgs(env, managerExtra), inst.manager.log, inst.manager.healthPort);
   writeFileSync(file, JSON.stringify(inst, null, 2));
   return inst;
 }

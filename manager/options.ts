@@ -1,4 +1,4 @@
-import { NODE_IMAGE_CREATION_DELAY_SECONDS } from '../api/limits.js';
+import { NEVER_NODE_IMAGE_TTL_SECONDS, NODE_IMAGE_CREATION_DELAY_SECONDS } from '../api/limits.js';
 import {
   DEFAULT_DAEMON_CONFIG_NAMESPACE,
   DEFAULT_KRUISE_NAMESPACE,
@@ -37,6 +37,13 @@ export const managerFlags = {
     DEFAULT_OPENKRUISE_NAMESPACE,
     "namespace of an OpenKruise installed beside kruise-ts; while its daemon or its controllers for these kinds run, kruise-ts's controllers stand back",
     'OPENKRUISE_NAMESPACE',
+  ),
+  neverRepullSeconds: num(
+    'never-repull-interval-seconds',
+    NEVER_NODE_IMAGE_TTL_SECONDS,
+    'a completionPolicy Never job pulls its image again this often (its finished tag expires, give or take a tenth, at most 10 min), and on nodes that join',
+    'NEVER_REPULL_INTERVAL_SECONDS',
+    atLeast(10),
   ),
   clonesetPredownload: bool('enable-cloneset-predownload', true, 'pre-download new images during CloneSet and Advanced StatefulSet rollouts', 'ENABLE_CLONESET_PREDOWNLOAD'),
   qps: num('rest-config-qps', 30, 'Kubernetes API requests per second (client-side limit)', 'REST_CONFIG_QPS', atLeast(0)),

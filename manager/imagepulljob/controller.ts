@@ -40,7 +40,7 @@ import { missingNamedNodes, selectNodes, selectsNodeImage, type NodeSource } fro
 import { referencesOf } from './secrets.js';
 import { PullSecretSync } from './secretsync.js';
 import { nodeView, planJob, type NodeView } from './status.js';
-import { jobKey, jobTarget, parallelismOf, type JobTarget } from './target.js';
+import { jobKey, jobTarget, parallelismOf, type JobTarget, type TargetOptions } from './target.js';
 import { gainedRoom, ownersToWake } from './wake.js';
 
 const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
@@ -63,6 +63,7 @@ class ImagePullJobController {
   private readonly recorder: EventRecorder;
   private readonly log: Logger;
   private readonly source: NodeSource;
+  private readonly targetOptions: TargetOptions;
   /** NodeImage writes per job the cache has not shown yet. */
   private readonly writes = new ResourceVersionExpectations<WriteKind>();
   /** Status writes per job the cache has not shown yet. */
@@ -79,6 +80,7 @@ class ImagePullJobController {
     this.nodeImages = ctx.informers.nodeImages();
     this.pods = ctx.informers.pods();
     this.secretSync = new PullSecretSync(ctx.rest, ctx.informers.secrets(), ctx.flags.daemonConfigNamespace);
+    this.targetOptions = { neverRepullSeconds: ctx.flags.neverRepullSeconds };
     this.recorder = ctx.recorder(EVENT_SOURCE_IMAGE_PULL_JOB_CONTROLLER);
     this.queue = new QueueController(IMAGE_PULL_JOB_CONTROLLER, ctx.flags.imagePullJobWorkers, (key) => this.reconcile(key), ctx.metrics, this.log);
     this.source = {
@@ -202,7 +204,7 @@ class ImagePullJobController {
     }
     const claimed = await this.secretSync.claim(job);
     for (const name of claimed.missing) this.warnOnce(job, `secret/${name}`, REASON_PULL_SECRET_NOT_FOUND, pullSecretNotFoundMessage(job.metadata?.namespace ?? '', name));
-    const target = jobTarget(job, claimed.refs, this.api.apiVersion);
+    const target = jobTarget(job, claimed.refs, this.api.apiVersion, this.targetOptions);
     if ('invalid' in target) {
       this.warnOnce(job, 'image', REASON_INVALID_IMAGE, target.invalid);
       return;

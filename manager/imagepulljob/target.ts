@@ -39,6 +39,20 @@ export interface JobTarget {
   activeDeadlineSeconds?: number;
   /** TTL before jitter. */
   ttlBaseSeconds: number;
+  /** Jitter added to the TTL per node: 0 up to this (exclusive). */
+  ttlJitterSpanSeconds: number;
+}
+
+export interface TargetOptions {
+  /** How long a Never job's finished tag stays before it expires and the job pulls it again. */
+  neverRepullSeconds: number;
+}
+
+const DEFAULT_TARGET_OPTIONS: TargetOptions = { neverRepullSeconds: NEVER_NODE_IMAGE_TTL_SECONDS };
+
+/** Never tags expire over upstream's ±600 s around a day; a shorter interval spreads by a tenth of it. */
+function neverJitterSeconds(repullSeconds: number): number {
+  return Math.min(NEVER_NODE_IMAGE_TTL_JITTER_SECONDS, Math.floor(repullSeconds / 10));
 }
 
 /** The job as the object of an event (cached list items carry no apiVersion and kind). */
@@ -49,7 +63,7 @@ export function jobKey(job: { metadata?: { namespace?: string; name?: string } }
 }
 
 /** The job's target, or why its image cannot be pulled (the webhook refuses such jobs). */
-export function jobTarget(job: ImagePullJob, secretRefs: ReferenceObject[], jobApiVersion: string): JobTarget | { invalid: string } {
+export function jobTarget(job: ImagePullJob, secretRefs: ReferenceObject[], jobApiVersion: string, opts: TargetOptions = DEFAULT_TARGET_OPTIONS): JobTarget | { invalid: string } {
   let ref: { name: string; tag: string };
   try {
     ref = nameAndTag(job.spec.image);
@@ -63,8 +77,9 @@ export function jobTarget(job: ImagePullJob, secretRefs: ReferenceObject[], jobA
   const completion = job.spec.completionPolicy ?? {};
   // Upstream bounds a Never tag by one attempt's timeout only (#2071): every attempt counts.
   const activeDeadlineSeconds = never ? Math.max(NEVER_NODE_IMAGE_MIN_DEADLINE_SECONDS, timeoutSeconds * (backoffLimit + 1)) : completion.activeDeadlineSeconds;
+  const neverJitter = neverJitterSeconds(opts.neverRepullSeconds);
   const ttlBaseSeconds = never
-    ? NEVER_NODE_IMAGE_TTL_SECONDS - NEVER_NODE_IMAGE_TTL_JITTER_SECONDS
+    ? opts.neverRepullSeconds - neverJitter
     : (completion.ttlSecondsAfterFinished ?? completion.activeDeadlineSeconds ?? timeoutSeconds * backoffLimit) + ALWAYS_NODE_IMAGE_TTL_EXTRA_SECONDS;
   const uid = job.metadata?.uid ?? '';
   return {
@@ -87,6 +102,7 @@ export function jobTarget(job: ImagePullJob, secretRefs: ReferenceObject[], jobA
     backoffLimit,
     ...(activeDeadlineSeconds !== undefined ? { activeDeadlineSeconds } : {}),
     ttlBaseSeconds,
+    ttlJitterSpanSeconds: never ? 2 * neverJitter : ALWAYS_NODE_IMAGE_TTL_JITTER_SECONDS,
   };
 }
 
@@ -95,8 +111,8 @@ export function jobTarget(job: ImagePullJob, secretRefs: ReferenceObject[], jobA
  * it is derived from job and node, so every reconcile computes the same policy.
  */
 export function tagPullPolicy(t: JobTarget, node: string): ImageTagPullPolicy {
-  const span = t.never ? 2 * NEVER_NODE_IMAGE_TTL_JITTER_SECONDS : ALWAYS_NODE_IMAGE_TTL_JITTER_SECONDS;
-  const jitter = createHash('sha256').update(`${t.uid}/${node}`).digest().readUInt32BE(0) % span;
+  const span = t.ttlJitterSpanSeconds;
+  const jitter = span > 0 ? createHash('sha256').update(`${t.uid}/${node}`).digest().readUInt32BE(0) % span : 0;
   return {
     timeoutSeconds: t.timeoutSeconds,
     backoffLimit: t.backoffLimit,

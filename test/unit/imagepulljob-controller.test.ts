@@ -66,6 +66,22 @@ describe('job target', () => {
     expect(n.ttlSecondsAfterFinished).toBeGreaterThanOrEqual(86400 - 600);
     expect(n.ttlSecondsAfterFinished).toBeLessThan(86400 + 600);
   });
+  it('Never: --never-repull-interval-seconds sets the TTL, spread by a tenth of it (at most 10 min)', () => {
+    const never = job({ completionPolicy: { type: 'Never' } });
+    const at = (seconds: number, node: string): number => {
+      const t = jobTarget(never, [], API_VERSION_V1BETA1, { neverRepullSeconds: seconds });
+      if ('invalid' in t) throw new Error(t.invalid);
+      return tagPullPolicy(t, node).ttlSecondsAfterFinished ?? -1;
+    };
+    const ttls = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((n) => at(20, n));
+    for (const ttl of ttls) expect(ttl).toBeGreaterThanOrEqual(18);
+    for (const ttl of ttls) expect(ttl).toBeLessThan(22);
+    expect(new Set(ttls).size).toBeGreaterThan(1);
+    expect(at(10, 'a')).toBeGreaterThanOrEqual(9);
+    expect(at(10, 'a')).toBeLessThan(11);
+    expect(at(7 * 86400, 'a')).toBeGreaterThanOrEqual(7 * 86400 - 600);
+    expect(at(7 * 86400, 'a')).toBeLessThan(7 * 86400 + 600);
+  });
   it('jitters the TTL per node, the same on every call', () => {
     const t = target();
     expect(tagPullPolicy(t, 'n1')).toEqual(tagPullPolicy(t, 'n1'));

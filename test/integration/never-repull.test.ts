@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ImagePullJob } from '../../api/types/imagepulljob.js';
+import type { KubeObject } from '../../api/types/common.js';
+import { restartManager } from '../../hack/kruise.js';
+import { core, Resource } from '../../kube/resource.js';
+import { nodeImages, tagStatus } from '../helpers/daemon.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
+
+// A completionPolicy Never job end to end: the shared manager restarted with a 20 s re-pull
+// interval instead of a day, the real daemons of the two kubelet nodes. Its finished tags expire
+// and the job adds them again, so the daemon pulls again (imagePullPolicy Always: a real pull,
+// counted in the node's containerd log), and a node that joins the selector later gets the image too.
+const env = clusterEnv();
+const rest = restClient();
+const nis = nodeImages(rest);
+const jobs = new Resource<ImagePullJob>(rest, kruise.imagePullJobs);
+const nodes = new Resource<KubeObject>(rest, core.nodes);
+const [first = '', second = ''] = env.nodes.map((n) => n.name);
+let ns = '';
+let label = '';
+
+beforeAll(async () => {
+  ns = await createNamespace(rest, 'never');
+  label = `kruise-ts.test/${ns}`;
+  await restartManager(env, ['--never-repull-interval-seconds=20']);
+}, 60_000);
+afterAll(async () => {
+  await jobs.delete(ns, 'daily').catch(() => undefined);
+  for (const n of [first, second]) await nodes.patch(undefined, n, { metadata: { labels: { [label]: null } } }).catch(() => undefined);
+  await restartManager(env);
+  await deleteNamespace(rest, ns);
+  await rest.close();
+}, 60_000);
+
+const image = (): string => `${env.registryOpen}/many-034`;
+
+async function tagOn(node: string): Promise<{ phase?: string; completionTime?: string }> {
+  const s = tagStatus(await nis.get(undefined, node), image(), '1.0');
+  return { ...(s?.phase ? { phase: s.phase } : {}), ...(s?.completionTime ? { completionTime: s.completionTime } : {}) };
+}
+
+/** PullImage calls the node's containerd received for the image (it logs each one as it starts). */
+function pullsOn(node: string): number {
+  const log = readFileSync(join(env.envDir, node, 'ctrd', 'logs', 'containerd.log'), 'utf8');
+  return log.split('\n').filter((l) => l.includes(`msg="PullImage \\"${image()}:1.0\\""`)).length;
+}
+
+describe('a completionPolicy Never job', () => {
+  it('pulls again each interval, and on a node that joins its selector', async () => {
+    const before = pullsOn(first);
+    await nodes.patch(undefined, first, { metadata: { labels: { [label]: 'yes' } } });
+    await jobs.create({
+      metadata: { name: 'daily', namespace: ns },
+      spec: { image: `${image()}:1.0`, imagePullPolicy: 'Always', selector: { matchLabels: { [label]: 'yes' } }, completionPolicy: { type: 'Never' }, pullPolicy: { timeoutSeconds: 60, backoffLimit: 1 } },
+    });
+    const pulled = await eventually(async () => {
+      const t = await tagOn(first);
+      expect(t.phase).toBe('Succeeded');
+      return t;
+    }, 60_000, 250);
+
+    // A node joins: its NodeImage takes the label from the Node, and the job adds the tag there.
+    await nodes.patch(undefined, second, { metadata: { labels: { [label]: 'yes' } } });
+    await eventually(async () => expect((await tagOn(second)).phase).toBe('Succeeded'), 60_000, 250);
+
+    expect(pulled.completionTime).toBeDefined();
+    // 20 s (give or take 2) after it finished, the first node's tag expires, comes back, and is
+    // pulled again: a later round, and a second PullImage on the node.
+    await eventually(async () => {
+      const t = await tagOn(first);
+      expect(t.phase).toBe('Succeeded');
+      expect(Date.parse(t.completionTime ?? '')).toBeGreaterThan(Date.parse(pulled.completionTime ?? ''));
+      expect(pullsOn(first) - before).toBeGreaterThanOrEqual(2);
+    }, 90_000, 500);
+    const job = await jobs.get(ns, 'daily');
+    expect(job.status?.completionTime).toBeUndefined();
+    expect(job.status).toMatchObject({ desired: 2 });
+  }, 240_000);
+});
