@@ -25,6 +25,8 @@ began=$(date +%s)
   # would merge the Service beside it (both set: refused). The CRDs start from deploy/ again.
   node dist/hack/install-crds.js "$envjson" >&2
   node dist/hack/bench/install.js "$envjson"
+  # Its kubectl delete -k took the CRDs with it.
+  node dist/hack/install-crds.js "$envjson" >&2
   # The scale simulation drives the installed manager, as a cluster would, with the API budget a
   # cluster of that size gives it (the same as manager-scale's).
   node dist/hack/kruise.js up "$envjson" --rest-config-qps 1000 --rest-config-burst 2000 >&2
