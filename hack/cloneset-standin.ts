@@ -22,11 +22,12 @@ const ready = (p: Pod): boolean => p.status?.conditions?.some((c) => c.type === 
 /** calculateStatus of upstream's cloneset_status.go (minReadySeconds 0: available = ready). */
 function cloneSetStatus(pods: Pod[], currentRevision: string, updateRevision: string, generation: number): CloneSetStatus & { availableReplicas: number } {
   const updated = pods.filter((p) => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] === updateRevision);
+  const readyReplicas = pods.filter(ready).length;
   return {
     observedGeneration: generation,
     replicas: pods.length,
-    readyReplicas: pods.filter(ready).length,
-    availableReplicas: pods.filter(ready).length,
+    readyReplicas,
+    availableReplicas: readyReplicas,
     updatedReplicas: updated.length,
     updatedReadyReplicas: updated.filter(ready).length,
     currentRevision,
@@ -80,9 +81,12 @@ export async function inPlaceRolloutStarted(rest: RestClient, kruise: KruiseApi,
     });
     names.push(podName);
   }
-  const allReady = await eventuallyTrue(async () => (await Promise.all(names.map((n) => pods.get(namespace, n)))).every(ready), timeoutMs);
+  let live: Pod[] = [];
+  const allReady = await eventuallyTrue(async () => {
+    live = await Promise.all(names.map((n) => pods.get(namespace, n)));
+    return live.every(ready);
+  }, timeoutMs);
   if (!allReady) throw new Error(`the pods of CloneSet ${namespace}/${name} are not ready after ${timeoutMs} ms`);
-  const live = await Promise.all(names.map((n) => pods.get(namespace, n)));
   await cloneSets.updateStatus({ ...created, status: cloneSetStatus(live, currentRevision, updateRevision, created.metadata?.generation ?? 1) });
   return { currentRevision, updateRevision };
 }

@@ -27,33 +27,19 @@ const loaderOptions: protoLoader.Options = {
   oneofs: true,
 };
 
-let cri: CriGrpc | undefined;
-let content: ContentGrpc | undefined;
-let criV1alpha2: CriV1alpha2Grpc | undefined;
-
-export function criProto(): CriGrpc {
-  if (!cri) {
-    const dir = protoDir();
-    const def = protoLoader.loadSync(join(dir, 'cri-api.proto'), { ...loaderOptions, includeDirs: [dir] });
-    cri = grpc.loadPackageDefinition(def) as unknown as CriGrpc;
-  }
-  return cri;
+/** A proto file of proto/, loaded once on first use. */
+function loadedOnce<T>(file: string): () => T {
+  let loaded: T | undefined;
+  return () => {
+    if (!loaded) {
+      const dir = protoDir();
+      const def = protoLoader.loadSync(join(dir, file), { ...loaderOptions, includeDirs: [dir] });
+      loaded = grpc.loadPackageDefinition(def) as unknown as T;
+    }
+    return loaded;
+  };
 }
 
-export function contentProto(): ContentGrpc {
-  if (!content) {
-    const dir = protoDir();
-    const def = protoLoader.loadSync(join(dir, 'containerd-content.proto'), { ...loaderOptions, includeDirs: [dir] });
-    content = grpc.loadPackageDefinition(def) as unknown as ContentGrpc;
-  }
-  return content;
-}
-
-export function criV1alpha2Proto(): CriV1alpha2Grpc {
-  if (!criV1alpha2) {
-    const dir = protoDir();
-    const def = protoLoader.loadSync(join(dir, 'cri-api-v1alpha2.proto'), { ...loaderOptions, includeDirs: [dir] });
-    criV1alpha2 = grpc.loadPackageDefinition(def) as unknown as CriV1alpha2Grpc;
-  }
-  return criV1alpha2;
-}
+export const criProto = loadedOnce<CriGrpc>('cri-api.proto');
+export const contentProto = loadedOnce<ContentGrpc>('containerd-content.proto');
+export const criV1alpha2Proto = loadedOnce<CriV1alpha2Grpc>('cri-api-v1alpha2.proto');

@@ -107,20 +107,16 @@ export function applyJobTag(ni: NodeImage, t: JobTarget, nowMs: number): ApplyRe
     } else if (missing.length > 0) {
       newRound = finished !== IMAGE_PULL_PHASE_SUCCEEDED;
     }
+    const alone = soleOwner(next, t.uid);
     if (!policyFits(next, t, node)) {
-      if (soleOwner(next, t.uid)) {
-        next.pullPolicy = wanted;
-        next.imagePullPolicy = t.imagePullPolicy;
-      } else {
-        next.pullPolicy = mergedPolicy(current.pullPolicy, wanted);
-        if (t.imagePullPolicy === 'Always') next.imagePullPolicy = 'Always';
-      }
+      next.pullPolicy = alone ? wanted : mergedPolicy(current.pullPolicy, wanted);
+      if (alone || t.imagePullPolicy === 'Always') next.imagePullPolicy = t.imagePullPolicy;
     }
     if (newRound) {
       next.version = Math.max(current.version ?? 0, status?.version ?? 0) + 1;
       next.createdAt = now;
       next.imagePullPolicy = t.imagePullPolicy;
-      next.pullPolicy = soleOwner(next, t.uid) ? wanted : mergedPolicy(next.pullPolicy, wanted);
+      next.pullPolicy = alone ? wanted : mergedPolicy(next.pullPolicy, wanted);
     }
     entry.tags[i] = next;
   }

@@ -32,10 +32,16 @@ export function privateContainerd(name: string): { dir: string; socket: string; 
     dir,
     socket: join(dir, 'containerd.sock'),
     ctl,
-    // containerd's CRI logs `PullImage "<ref>"` when a pull call starts (and another line, with
-    // "returns", when it ends).
-    pullLog: () => readFileSync(join(dir, 'logs', 'containerd.log'), 'utf8').split('\n').filter((l) => /msg="PullImage \\"[^"\\]*\\""/.test(l)),
+    pullLog: () => pullLog(dir),
   };
+}
+
+/**
+ * The PullImage calls a containerd started by hack/ (in `dir`) received, one line each: its CRI logs
+ * `PullImage "<ref>"` when a pull call starts (and another line, with "returns", when it ends).
+ */
+export function pullLog(dir: string): string[] {
+  return readFileSync(join(dir, 'logs', 'containerd.log'), 'utf8').split('\n').filter((l) => /msg="PullImage \\"[^"\\]*\\""/.test(l));
 }
 
 export interface InProcessDaemon {

@@ -18,12 +18,18 @@ afterEach(() => {
 
 const readyz = /^\/readyz/;
 
+/** A client through the proxy that has met an outage: its request found no server. */
+async function afterOutage(): Promise<ReturnType<typeof restClient>> {
+  const rest = restClient(proxy.url);
+  proxy.refuseConnections();
+  await expect(rest.request('GET', '/api/v1/namespaces/default')).rejects.toMatchObject({ status: 0 });
+  return rest;
+}
+
 describe('RestClient after an API server outage', () => {
   it('wakes held-back retries when the server serves again, not when it first answers', async () => {
-    const rest = restClient(proxy.url);
+    const rest = await afterOutage();
     try {
-      proxy.refuseConnections();
-      await expect(rest.request('GET', '/api/v1/namespaces/default')).rejects.toMatchObject({ status: 0 });
       let wokenAt = 0;
       const woken = rest.backoff(60_000).then((w) => {
         wokenAt = Date.now();
@@ -48,10 +54,8 @@ describe('RestClient after an API server outage', () => {
   });
 
   it('a success of any request ends the outage at once, before the probe asks', async () => {
-    const rest = restClient(proxy.url);
+    const rest = await afterOutage();
     try {
-      proxy.refuseConnections();
-      await expect(rest.request('GET', '/api/v1/namespaces/default')).rejects.toMatchObject({ status: 0 });
       const woken = rest.backoff(60_000);
       proxy.acceptConnections();
       await rest.request('GET', '/api/v1/namespaces/default');
@@ -63,10 +67,8 @@ describe('RestClient after an API server outage', () => {
   });
 
   it('a probe that finds /readyz ready wakes every waiter', async () => {
-    const rest = restClient(proxy.url);
+    const rest = await afterOutage();
     try {
-      proxy.refuseConnections();
-      await expect(rest.request('GET', '/api/v1/namespaces/default')).rejects.toMatchObject({ status: 0 });
       const waiters = [rest.backoff(60_000), rest.backoff(60_000)];
       proxy.acceptConnections();
       await expect(Promise.all(waiters)).resolves.toEqual([true, true]);

@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { restartManager } from '../../hack/kruise.js';
 import { core, Resource } from '../../kube/resource.js';
-import { nodeImages, tagStatus } from '../helpers/daemon.js';
+import { nodeImages, pullLog, tagStatus } from '../helpers/daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
 
 // A completionPolicy Never job end to end: the shared manager restarted with a 20 s re-pull
@@ -40,10 +39,9 @@ async function tagOn(node: string): Promise<{ phase?: string; completionTime?: s
   return { ...(s?.phase ? { phase: s.phase } : {}), ...(s?.completionTime ? { completionTime: s.completionTime } : {}) };
 }
 
-/** PullImage calls the node's containerd received for the image (it logs each one as it starts). */
+/** PullImage calls the node's containerd received for the image. */
 function pullsOn(node: string): number {
-  const log = readFileSync(join(env.envDir, node, 'ctrd', 'logs', 'containerd.log'), 'utf8');
-  return log.split('\n').filter((l) => l.includes(`msg="PullImage \\"${image()}:1.0\\""`)).length;
+  return pullLog(join(env.envDir, node, 'ctrd')).filter((l) => l.includes(`PullImage \\"${image()}:1.0\\"`)).length;
 }
 
 describe('a completionPolicy Never job', () => {
