@@ -40,7 +40,7 @@ export function privateContainerd(name: string): { dir: string; socket: string; 
  * The PullImage calls a containerd started by hack/ (in `dir`) received, one line each: its CRI logs
  * `PullImage "<ref>"` when a pull call starts (and another line, with "returns", when it ends).
  */
-export function pullLog(dir: string): string[] {
+function pullLog(dir: string): string[] {
   return readFileSync(join(dir, 'logs', 'containerd.log'), 'utf8').split('\n').filter((l) => /msg="PullImage \\"[^"\\]*\\""/.test(l));
 }
 
