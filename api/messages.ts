@@ -20,6 +20,8 @@ export function crrRuntimeNotFoundMessage(error: string): string {
 // NodeImage tag status
 export const MESSAGE_NODE_NOT_RESPONDED = 'node has not responded for a long time';
 export const MESSAGE_PULL_DEADLINE_EXCEEDED = 'pulling exceeds the activeDeadlineSeconds';
+/** kruise-ts's own, while a tag pulls: the layer list could not be read, so progress stays at 0 until done. */
+export const MESSAGE_PROGRESS_UNKNOWN = 'byte progress unknown';
 
 // ImagePullJob status
 export const MESSAGE_JOB_COMPLETED = 'job has completed';

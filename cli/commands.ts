@@ -26,6 +26,8 @@ export async function status(rest: RestClient, kruise: KruiseApi, namespace: str
   const jobs = (await new Resource<Job>(rest, kruise.imagePullJobs).list(namespace)).items;
   const lists = (await new Resource<ListJob>(rest, kruise.imageListPullJobs).list(namespace)).items;
   const crrs = (await new Resource<Crr>(rest, kruise.crrs).list(namespace)).items;
+  // Byte progress lives in the NodeImages; read only when there are jobs to show it for.
+  const nodeImages = jobs.length > 0 ? (await new Resource<NodeImage & KubeObject>(rest, kruise.nodeImages).list(undefined)).items : [];
   const ns = (o: KubeObject): string[] => (namespace === undefined ? [o.metadata?.namespace ?? ''] : []);
   const nsCol = namespace === undefined ? ['NAMESPACE'] : [];
   out.write('IMAGEPULLJOBS\n');
@@ -40,7 +42,7 @@ export async function status(rest: RestClient, kruise: KruiseApi, namespace: str
         String(j.status?.active ?? 0),
         String(j.status?.succeeded ?? 0),
         String(j.status?.failed ?? 0),
-        `${jobPercent(j).toFixed(0)}%`,
+        `${jobPercent(j, jobNodeProgress(j, nodeImages)).toFixed(0)}%`,
         jobVerdict(j),
         age(j.metadata?.creationTimestamp),
       ]),
@@ -115,7 +117,7 @@ export async function watchJob(rest: RestClient, kruise: KruiseApi, namespace: s
       const frame = [
         `ImagePullJob ${namespace}/${name}: ${job.spec.image}`,
         ...nodes.map((n) => `  ${n.node.padEnd(24)} ${bar(n.progress)} ${n.phase}${n.message ? `: ${n.message}` : ''}`),
-        `  ${'total'.padEnd(24)} ${bar(jobPercent(job))} ${job.status?.succeeded ?? 0} succeeded, ${job.status?.failed ?? 0} failed, ${job.status?.active ?? 0} active of ${job.status?.desired ?? 0}${job.status?.message ? ` (${job.status.message})` : ''}`,
+        `  ${'total'.padEnd(24)} ${bar(jobPercent(job, nodes))} ${job.status?.succeeded ?? 0} succeeded, ${job.status?.failed ?? 0} failed, ${job.status?.active ?? 0} active of ${job.status?.desired ?? 0}${job.status?.message ? ` (${job.status.message})` : ''}`,
       ].join('\n');
       if (frame !== last) {
         out.write(out.tty && last !== '' ? `\x1b[${last.split('\n').length}A\x1b[J${frame}\n` : `${frame}\n`);

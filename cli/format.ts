@@ -16,8 +16,9 @@ export function age(created: string | Date | undefined): string {
 
 const BAR_WIDTH = 20;
 
-/** A progress bar of BAR_WIDTH cells for 0-100. */
-export function bar(percent: number): string {
+/** A progress bar of BAR_WIDTH cells for 0-100; an empty bar and "?" when it cannot be known. */
+export function bar(percent: number | undefined): string {
+  if (percent === undefined) return `[${'.'.repeat(BAR_WIDTH)}]    ?`;
   const p = Math.max(0, Math.min(100, Math.round(percent)));
   const full = Math.round((p / 100) * BAR_WIDTH);
   return `[${'#'.repeat(full)}${'.'.repeat(BAR_WIDTH - full)}] ${String(p).padStart(3)}%`;

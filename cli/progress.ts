@@ -2,11 +2,13 @@ import type { ImagePullJob } from '../api/types/imagepulljob.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
 import type { ContainerRecreateRequest } from '../api/types/containerrecreaterequest.js';
 import { nameAndTag } from '../api/image-reference.js';
+import { MESSAGE_PROGRESS_UNKNOWN } from '../api/messages.js';
 
 export interface NodeProgress {
   node: string;
   phase: string;
-  progress: number;
+  /** Percent of the image's bytes on the node; undefined while the daemon cannot know it. */
+  progress: number | undefined;
   message?: string;
 }
 
@@ -25,10 +27,11 @@ export function jobNodeProgress(job: ImagePullJob, nodeImages: readonly NodeImag
     if (!tag) continue;
     const st = ni.status?.imageStatuses?.[ref.name]?.tags.find((t) => t.tag === ref.tag);
     const current = st && (st.version ?? 0) === (tag.version ?? 0) ? st : undefined;
+    const unknown = current?.phase === 'Pulling' && current.message?.startsWith(MESSAGE_PROGRESS_UNKNOWN) === true;
     out.push({
       node: ni.metadata?.name ?? '',
       phase: current?.phase ?? 'Waiting',
-      progress: current?.progress ?? 0,
+      progress: unknown ? undefined : (current?.progress ?? 0),
       ...(current?.message ? { message: current.message } : {}),
     });
   }
@@ -43,10 +46,17 @@ export function jobVerdict(job: ImagePullJob): JobVerdict {
   return (job.status.failed ?? 0) > 0 ? 'failed' : 'succeeded';
 }
 
-export function jobPercent(job: ImagePullJob): number {
-  const desired = job.status?.desired ?? 0;
+/**
+ * The job's share of bytes pulled across its nodes. The image is the same on every node, so that is
+ * the mean of the nodes' byte percentages: a finished node (Succeeded or Failed) counts in full, a
+ * node without its tag yet or whose progress is unknown counts nothing. Upstream's status message
+ * counts finished nodes only, so a job of one large image stays at 0 % until a node completes.
+ */
+export function jobPercent(job: ImagePullJob, nodes: readonly NodeProgress[]): number {
+  const desired = Math.max(job.status?.desired ?? 0, nodes.length);
   if (desired === 0) return job.status?.completionTime ? 100 : 0;
-  return (100 * ((job.status?.succeeded ?? 0) + (job.status?.failed ?? 0))) / desired;
+  const sum = nodes.reduce((a, n) => a + (n.phase === 'Succeeded' || n.phase === 'Failed' ? 100 : (n.progress ?? 0)), 0);
+  return sum / desired;
 }
 
 export type CrrVerdict = 'running' | 'succeeded' | 'failed';

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Secret } from '../api/types/core.js';
 import type { ContainerRecreateRequest } from '../api/types/containerrecreaterequest.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
@@ -13,6 +14,7 @@ import { CrrExecutor, crrSelector } from './crr/controller.js';
 import { ImagePuller } from './imagepuller/controller.js';
 import { DiskGuard } from './imagepuller/diskguard.js';
 import { ProgressPoller } from './imagepuller/progress.js';
+import { registryHosts } from './imagepuller/registryhosts.js';
 import { SecretSource } from './imagepuller/secrets.js';
 import { DaemonMetrics } from './metrics.js';
 
@@ -32,6 +34,12 @@ export interface DaemonConfig {
   metrics?: DaemonMetrics;
   /** Byte progress from containerd's content API (off for runtimes without it). */
   progress?: boolean;
+  /**
+   * containerd's registry host configuration folders (its config_path) as the host sees them, read
+   * under hostRoot: byte progress reads manifests through the same mirrors and CAs. None: the
+   * registry itself.
+   */
+  registryConfigPath?: readonly string[];
   /** Retry backoff start for pulls (1 s in production). */
   pullBackoffBaseMs?: number;
   /** How long the puller stands back after another daemon last wrote its NodeImage status (2 min). */
@@ -72,6 +80,7 @@ export class Daemon {
       metrics: this.metrics,
       diskCheck: () => guard.check(),
       progress: config.progress === false ? undefined : new ProgressPoller(config.cri),
+      registryHosts: (registry) => registryHosts(registry, (config.registryConfigPath ?? []).map((d) => join(config.hostRoot, d)), config.hostRoot),
       maxWorkers: config.maxWorkers,
       statusMinIntervalMs: config.statusIntervalMs,
       backoffBaseMs: config.pullBackoffBaseMs,

@@ -87,6 +87,7 @@ async function main(): Promise<number> {
     maxWorkersForCrr: flags.maxWorkersForCrr,
     imageFsHighWatermark: flags.imageFsHighWatermark,
     hostRoot: flags.hostRoot,
+    registryConfigPath: flags.registryConfigPath.split(':').filter((d) => d !== ''),
     statusIntervalMs: flags.statusInterval * 1000,
     metrics,
     logger: log,

@@ -11,6 +11,7 @@ export const daemonFlags = {
   runtimeEndpoint: str('runtime-endpoint', '', 'CRI socket, unix:///path or /path; empty: auto-detect containerd, k3s, CRI-O, cri-dockerd', 'RUNTIME_ENDPOINT'),
   socketFile: str('socket-file', '', 'upstream-compatible alias: a socket path, or a name under <host-root>/var/run', 'SOCKET_FILE'),
   hostRoot: str('host-root', '/', 'where the host filesystem (its /run and /var/run) is mounted, for socket auto-detection and the disk guard', 'HOST_ROOT'),
+  registryConfigPath: str('registry-config-path', '/etc/containerd/certs.d:/etc/docker/certs.d', "containerd's registry host folders (its config_path, colon-separated, host paths under --host-root): byte progress reads manifests through the same mirrors and CAs", 'REGISTRY_CONFIG_PATH'),
   addr: str('addr', ':10221', 'listen address of /healthz, /readyz and /metrics', 'DAEMON_ADDR'),
   maxWorkers: num('max-workers-for-pull-image', 5, 'image pulls running at once on this node', 'MAX_WORKERS_FOR_PULL_IMAGE', atLeast(1)),
   maxWorkersForCrr: num('max-workers-for-crr', 32, 'pods whose ContainerRecreateRequests are executed at once on this node', 'MAX_WORKERS_FOR_CRR', atLeast(1)),

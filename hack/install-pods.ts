@@ -72,8 +72,17 @@ export function writeKustomization(env: PodEnv, image: string): string {
             {
               name: 'daemon',
               image,
-              args: ['--host-root=/host', '--addr=$(POD_IP):10221', `--runtime-endpoint=unix://${env.envDir}/$(NODE_NAME)/ctrd/containerd.sock`],
-              volumeMounts: [{ name: 'environment', mountPath: env.envDir, readOnly: true }],
+              args: [
+                '--host-root=/host',
+                '--addr=$(POD_IP):10221',
+                `--runtime-endpoint=unix://${env.envDir}/$(NODE_NAME)/ctrd/containerd.sock`,
+                `--registry-config-path=${env.envDir}/$(NODE_NAME)/ctrd/certs.d`,
+              ],
+              // The registry configuration is a host path, read under --host-root.
+              volumeMounts: [
+                { name: 'environment', mountPath: env.envDir, readOnly: true },
+                { name: 'environment', mountPath: `/host${env.envDir}`, readOnly: true },
+              ],
             },
           ],
           volumes: [{ name: 'environment', hostPath: { path: env.envDir } }],

@@ -19,7 +19,7 @@ export interface LocalEnv {
   envDir: string;
   kubeconfig: string;
   registryOpen: string;
-  nodes: Array<{ name: string; criSocket: string }>;
+  nodes: Array<{ name: string; criSocket: string; containerdDir: string }>;
 }
 
 export interface Installation {
@@ -72,6 +72,7 @@ export function daemonArgs(env: LocalEnv, i: number, extra: string[] = []): stri
     '--node-name', n.name,
     '--kubeconfig', identityKubeconfig(env, 'daemon'),
     '--runtime-endpoint', `unix://${n.criSocket}`,
+    '--registry-config-path', join(n.containerdDir, 'certs.d'),
     '--addr', `127.0.0.1:${10231 + portOffset(env) + 10 * i}`,
     '--status-write-interval-seconds', '1',
     ...extra,

@@ -9,6 +9,12 @@ export function isLogLevel(v: string): v is LogLevel {
   return (levels as readonly string[]).includes(v);
 }
 
+/** An error's message; duck-typed, since Node's own errors fail instanceof Error in another realm (jest's vm contexts). */
+export function errorMessage(err: unknown): string {
+  const message = typeof err === 'object' && err !== null ? (err as { message?: unknown }).message : undefined;
+  return typeof message === 'string' ? message : String(err);
+}
+
 // Errors become {message, code, cause} so one log line carries the whole chain without a stack dump.
 export function errorFields(err: unknown): Record<string, unknown> {
   if (!(err instanceof Error)) return { error: String(err) };

@@ -26,6 +26,7 @@ import { credentialsFor } from './credentials.js';
 import type { DaemonMetrics } from '../metrics.js';
 import { planPulls, type PullPlan } from './plan.js';
 import type { ProgressPoller } from './progress.js';
+import type { RegistryHosts } from './registryhosts.js';
 import type { SecretSource } from './secrets.js';
 import { isFinal, tagKey, type DesiredTag, type TagState } from './state.js';
 import { buildStatus } from './status.js';
@@ -51,6 +52,8 @@ export interface ImagePullerOptions {
   metrics: DaemonMetrics;
   diskCheck: () => Promise<string | undefined>;
   progress?: ProgressPoller | undefined;
+  /** Where containerd reads a registry's manifests, for byte progress behind mirrors and private CAs. */
+  registryHosts?: ((registry: string) => RegistryHosts) | undefined;
   maxWorkers: number;
   statusMinIntervalMs?: number | undefined;
   backoffBaseMs?: number | undefined;
@@ -286,6 +289,7 @@ export class ImagePuller {
             cri: this.deps.cri,
             shared: this.shared,
             progress: this.deps.progress,
+            registryHosts: this.deps.registryHosts,
             diskCheck: this.deps.diskCheck,
             onDiskWait: (refusal) => this.diskWait(refusal),
             auths: async () => credentialsFor(joinNameTag(d.image, d.tag), await this.deps.secrets.keyring(d.imageSpec.pullSecrets ?? [])),

@@ -1,13 +1,17 @@
-// Reads an image's layer list (digests and sizes) straight from its registry with the Registry HTTP
-// API v2, so containerd's per-blob download offsets can be turned into per-image progress while
-// containerd pulls. Only manifests are read here; the blobs are containerd's business.
+// Reads an image's layer list (digests and sizes) from its registry, or the mirror containerd pulls
+// it through, with the Registry HTTP API v2, so containerd's per-blob download offsets can be
+// turned into per-image progress while containerd pulls. Only manifests are read here; the blobs
+// are containerd's business.
 
 import { createHash } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP } from 'node:net';
-import { defaultDomain, defaultTag, isDigest, parseReference } from '../../api/image-reference.js';
+import { rootCertificates } from 'node:tls';
+import { defaultTag, isDigest, parseReference } from '../../api/image-reference.js';
+import { errorMessage } from '../../kube/log.js';
 import type { RegistryAuth } from './credentials.js';
+import { defaultEndpoint, type RegistryEndpoint } from './registryhosts.js';
 
 export interface LayerInfo {
   digest: string;
@@ -35,6 +39,8 @@ export interface FetchLayersOptions {
   timeoutMs?: number;
   /** Which manifest of a multi-platform index to read; linux and this process's architecture by default. */
   platform?: Platform;
+  /** Where containerd reads the registry's manifests (registryhosts.ts); the registry itself by default. */
+  endpoints?: readonly RegistryEndpoint[];
 }
 
 const ociIndex = 'application/vnd.oci.image.index.v1+json';
@@ -44,8 +50,6 @@ const dockerManifest = 'application/vnd.docker.distribution.manifest.v2+json';
 const acceptHeader = [ociIndex, dockerList, ociManifest, dockerManifest].join(', ');
 
 const defaultTimeoutMs = 10_000;
-// Docker Hub serves its registry API on another host than the name images carry.
-const dockerHubRegistry = 'registry-1.docker.io';
 
 // Node's process.arch names → the GOARCH names image indexes use.
 const goArch: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le' };
@@ -54,7 +58,12 @@ const goArch: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm6
 const notSchemeErrors = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 
 interface Session {
+  /** The endpoint's host[:port]. */
   readonly host: string;
+  /** Where the API lives, without the scheme (that is `scheme`): host[:port]/.../v2. */
+  readonly base: string;
+  readonly endpoint: RegistryEndpoint;
+  readonly agent: https.Agent | undefined;
   readonly repository: string;
   readonly auths: readonly RegistryAuth[];
   readonly signal: AbortSignal | undefined;
@@ -105,30 +114,56 @@ export async function fetchImageLayers(
   opts: FetchLayersOptions = {},
 ): Promise<ImageLayers> {
   const ref = parseReference(image);
-  const session = newSession(ref.domain, ref.path, auths, opts);
-  let manifest = await fetchManifest(session, ref.digest ?? ref.tag ?? defaultTag);
-  if (manifest.kind === 'index') {
-    const platform = opts.platform ?? hostPlatform();
-    manifest = await fetchManifest(session, choosePlatform(session, manifest.entries, platform).digest);
+  const reference = ref.digest ?? ref.tag ?? defaultTag;
+  // containerd resolves a tag on the hosts that may resolve, and fetches by digest from those that
+  // may pull; it tries them in order and takes the first that answers.
+  const want = isDigest(reference) ? 'pull' : 'resolve';
+  const endpoints = (opts.endpoints ?? [defaultEndpoint(ref.domain)]).filter((e) => e.capabilities.has(want));
+  if (endpoints.length === 0) throw new Error(`no host configured for ${ref.domain} may ${want} (capabilities)`);
+  const failures: string[] = [];
+  for (const endpoint of endpoints) {
+    // Credentials are for the registry they were given for; a mirror is asked without them.
+    const session = newSession(endpoint, ref.path, endpoint.host === defaultEndpoint(ref.domain).host || !endpoint.configured ? auths : [], opts);
+    try {
+      let manifest = await fetchManifest(session, reference);
+      if (manifest.kind === 'index') {
+        const platform = opts.platform ?? hostPlatform();
+        manifest = await fetchManifest(session, choosePlatform(session, manifest.entries, platform).digest);
+      }
+      if (manifest.kind === 'index') {
+        throw new Error(`registry ${session.host}: the index for ${session.repository} points to another index`);
+      }
+      const { digest, config, layers } = manifest;
+      return { manifestDigest: digest, configDigest: config.digest, layers, totalBytes: layers.reduce((sum, l) => sum + l.size, 0) };
+    } catch (err) {
+      if (opts.signal?.aborted || endpoints.length === 1) throw err;
+      failures.push(errorMessage(err));
+    } finally {
+      session.agent?.destroy();
+    }
   }
-  if (manifest.kind === 'index') {
-    throw new Error(`registry ${session.host}: the index for ${session.repository} points to another index`);
-  }
-  const { digest, config, layers } = manifest;
-  return { manifestDigest: digest, configDigest: config.digest, layers, totalBytes: layers.reduce((sum, l) => sum + l.size, 0) };
+  throw new Error(failures.join('; '));
 }
 
-function newSession(domain: string, repository: string, auths: readonly RegistryAuth[], opts: FetchLayersOptions): Session {
-  const host = domain === defaultDomain ? dockerHubRegistry : domain;
+function newSession(endpoint: RegistryEndpoint, repository: string, auths: readonly RegistryAuth[], opts: FetchLayersOptions): Session {
+  const url = new URL(endpoint.base);
+  // containerd, too, talks plain HTTP to loopback registries unless told otherwise.
+  const scheme = !endpoint.configured && isLoopback(url.host) ? 'http' : (url.protocol.slice(0, -1) as 'http' | 'https');
+  const tls = endpoint.ca.length > 0 || endpoint.skipVerify;
   return {
-    host,
+    host: url.host,
+    base: `${url.host}${url.pathname.replace(/\/+$/, '')}`,
+    endpoint,
+    // The node's CAs stay trusted next to the configured ones, as containerd adds them to the system pool.
+    // Kept alive for the session's few requests (token, index, manifest), closed when it ends.
+    agent: tls ? new https.Agent({ keepAlive: true, ...(endpoint.ca.length > 0 ? { ca: [...rootCertificates, ...endpoint.ca] } : {}), rejectUnauthorized: !endpoint.skipVerify }) : undefined,
     repository,
     auths,
     signal: opts.signal,
     timeoutMs: opts.timeoutMs ?? defaultTimeoutMs,
-    // containerd, too, talks plain HTTP to loopback registries unless told otherwise.
-    scheme: isLoopback(host) ? 'http' : 'https',
-    schemeSettled: false,
+    scheme,
+    // A scheme the configuration wrote is meant: no plain-HTTP retry.
+    schemeSettled: endpoint.configured,
     authorization: undefined,
   };
 }
@@ -149,7 +184,7 @@ function hostPlatform(): Platform {
 }
 
 async function fetchManifest(session: Session, reference: string): Promise<Manifest> {
-  const path = `/v2/${session.repository}/manifests/${reference}`;
+  const path = `/${session.repository}/manifests/${reference}`;
   const res = await authorizedGet(session, path, { Accept: acceptHeader });
   if (res.status < 200 || res.status > 299) throw statusError(session, reference, res);
   const digest = manifestDigest(session, reference, res);
@@ -265,10 +300,11 @@ function basic(auth: RegistryAuth): string {
 // node:http rather than fetch: fetch refuses some ports outright ("bad port": 1, 6000, 6665-6669,
 // 10080...) that a registry may well listen on. Manifest and token requests are not redirected in
 // practice (blobs are), so redirects are not followed.
-function request(target: URL, headers: Record<string, string>, signal: AbortSignal): Promise<HttpResult> {
+function request(target: URL, headers: Record<string, string>, signal: AbortSignal, agent: https.Agent | undefined): Promise<HttpResult> {
   const get = target.protocol === 'https:' ? https.get : http.get;
+  const options = target.protocol === 'https:' && agent ? { headers, signal, agent } : { headers, signal };
   return new Promise((resolve, reject) => {
-    const req = get(target, { headers, signal }, (res) => {
+    const req = get(target, options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('error', reject);
@@ -287,7 +323,7 @@ async function httpGet(session: Session, url: string, headers: Record<string, st
   const scheme = target.protocol.slice(0, -1);
   try {
     // The body is read under the same deadline; manifests, tokens and error bodies are small.
-    return await request(target, headers, signal);
+    return await request(target, headers, signal, session.agent);
   } catch (err) {
     const what = `${scheme} request to ${target.host} for ${session.repository}`;
     if (session.signal?.aborted) throw new Error(`${what} was aborted`, { cause: err });
@@ -309,7 +345,7 @@ function errorCode(err: unknown): string {
 /** A GET on the registry host; HTTPS that cannot connect at all is retried once over plain HTTP. */
 async function registryGet(session: Session, path: string, headers: Record<string, string>): Promise<HttpResult> {
   try {
-    const res = await httpGet(session, `${session.scheme}://${session.host}${path}`, headers);
+    const res = await httpGet(session, `${session.scheme}://${session.base}${path}`, { ...session.endpoint.headers, ...headers });
     session.schemeSettled = true;
     return res;
   } catch (err) {
@@ -317,7 +353,7 @@ async function registryGet(session: Session, path: string, headers: Record<strin
     session.scheme = 'http';
     session.schemeSettled = true;
     try {
-      return await httpGet(session, `http://${session.host}${path}`, headers);
+      return await httpGet(session, `http://${session.base}${path}`, { ...session.endpoint.headers, ...headers });
     } catch (httpErr) {
       const httpMessage = httpErr instanceof Error ? httpErr.message : String(httpErr);
       throw new Error(`${err.message}; plain HTTP: ${httpMessage}`, { cause: httpErr });

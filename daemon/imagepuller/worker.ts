@@ -5,16 +5,18 @@ import { parseReference, pullString } from '../../api/image-reference.js';
 import type { AuthConfig } from '../../proto/gen/runtime/v1/AuthConfig.js';
 import type { PodSandboxConfig } from '../../proto/gen/runtime/v1/PodSandboxConfig.js';
 import { ANNOTATION_PULLING_IMAGE_BY, PULLING_IMAGE_BY_KRUISE_DAEMON } from '../../api/metadata-keys.js';
-import { MESSAGE_PULL_DEADLINE_EXCEEDED } from '../../api/messages.js';
+import { MESSAGE_PROGRESS_UNKNOWN, MESSAGE_PULL_DEADLINE_EXCEEDED } from '../../api/messages.js';
 import { DEFAULT_PULL_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS } from '../../api/limits.js';
 import { formatTime } from '../../api/time.js';
 import type { SandboxConfig } from '../../api/types/common.js';
 import type { ImagePullPolicy } from '../../api/enums.js';
 import { CredentialError, type RegistryAuth } from './credentials.js';
 import { fetchImageLayers } from './manifest.js';
+import type { RegistryHosts } from './registryhosts.js';
 import type { ProgressPoller } from './progress.js';
 import type { TagState } from './state.js';
 import { sleep } from '../../kube/informer.js';
+import { errorMessage } from '../../kube/log.js';
 
 const TRACK_AFTER_MS = 3000;
 const BACKOFF_MAX_MS = 30_000;
@@ -120,6 +122,8 @@ export interface WorkerDeps {
   auths: () => Promise<RegistryAuth[]>;
   /** Retry backoff start (1 s), doubling up to BACKOFF_MAX_MS. */
   backoffBaseMs?: number | undefined;
+  /** Where containerd reads a registry's manifests (its hosts.toml); the registry itself without. */
+  registryHosts?: ((registry: string) => RegistryHosts) | undefined;
 }
 
 export type StateUpdate = (patch: Partial<TagState>) => void;
@@ -268,7 +272,7 @@ async function pullOnce(
   const trackAbort = new AbortController();
   const onAbort = (): void => trackAbort.abort();
   signal.addEventListener('abort', onAbort, { once: true });
-  const tracking = deps.progress ? startTracking(task.ref, auths, deps.progress, update, trackAbort.signal) : Promise.resolve(undefined);
+  const tracking = deps.progress ? startTracking(task.ref, auths, deps.progress, deps.registryHosts, update, trackAbort.signal) : Promise.resolve(undefined);
   const deadline = Date.now() + budgetMs;
   try {
     // Credentials in keyring order; the first that works wins. No anonymous fallback once some match.
@@ -297,6 +301,7 @@ async function startTracking(
   ref: string,
   auths: RegistryAuth[],
   poller: ProgressPoller,
+  hosts: WorkerDeps['registryHosts'],
   update: StateUpdate,
   signal: AbortSignal,
 ): Promise<{ stop: () => void } | undefined> {
@@ -308,7 +313,9 @@ async function startTracking(
   // Every slot taken: this pull reports 0, then 100, like a runtime without the content API.
   if (!release) return undefined;
   try {
-    const layers = await fetchImageLayers(pullString(parseReference(ref)), auths, { signal, timeoutMs: 10_000 });
+    const image = parseReference(ref);
+    const endpoints = hosts?.(image.domain).endpoints;
+    const layers = await fetchImageLayers(pullString(image), auths, { signal, timeoutMs: 10_000, ...(endpoints ? { endpoints } : {}) });
     const tracked = await poller.track(layers.layers, (p) => update({ progress: p }));
     return {
       stop: () => {
@@ -316,9 +323,11 @@ async function startTracking(
         release();
       },
     };
-  } catch {
-    // Without the layer list there is no byte progress; the pull itself goes on (0, then 100).
+  } catch (err) {
+    // Without the layer list there is no byte progress; the pull itself goes on (0, then 100), and
+    // the status says why its progress stands still.
     release();
+    if (!signal.aborted) update({ message: `${MESSAGE_PROGRESS_UNKNOWN}: ${errorMessage(err)}` });
     return undefined;
   }
 }

@@ -77,8 +77,7 @@ export function startDaemon(node: string, rest: RestClient, socket: string, over
   };
 }
 
-/** The built daemon binary as a child process, for kill and restart tests. */
-/** The built daemon as a process; without `socket` it looks for the runtime itself (--host-root in `extra`). */
+/** The built daemon as a process, for kill and restart tests; without `socket` it looks for the runtime itself (--host-root in `extra`). */
 export function spawnDaemon(node: string, kubeconfig: string, socket: string | undefined, extra: string[] = []): ChildProcess & { output: () => string } {
   const child = spawn(
     process.execPath,

@@ -44,6 +44,8 @@ export class ThrottleProxy {
 
   private onConnection(client: Socket, host: string, port: number): void {
     const upstream = connect(port, host);
+    const queue: Buffer[] = [];
+    let sending = false;
     this.sockets.add(client).add(upstream);
     const cleanup = (): void => {
       client.destroy();
@@ -52,11 +54,13 @@ export class ThrottleProxy {
       this.sockets.delete(upstream);
     };
     client.on('error', cleanup).on('close', cleanup);
-    upstream.on('error', cleanup).on('close', cleanup);
+    // A registry that closes after its answer (Connection: close) has not been heard in full yet:
+    // the paced queue still goes out, then the client is ended (below).
+    upstream.on('error', cleanup).on('close', () => {
+      if (queue.length === 0 && !sending) cleanup();
+    });
     client.pipe(upstream);
     // Downstream bytes go out in 16 KiB slices paced to the rate.
-    const queue: Buffer[] = [];
-    let sending = false;
     const pump = (): void => {
       if (sending) return;
       const chunk = queue.shift();

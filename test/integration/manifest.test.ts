@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { RegistryAuth } from '../../daemon/imagepuller/credentials.js';
 import { fetchImageLayers, type ImageLayers } from '../../daemon/imagepuller/manifest.js';
+import { parseHostsToml, type RegistryEndpoint } from '../../daemon/imagepuller/registryhosts.js';
+import { TlsProxy } from '../helpers/tls-proxy.js';
 import { registryDigest, testEnv } from '../helpers/env.js';
 
 const env = testEnv();
@@ -369,6 +371,54 @@ describe('fetchImageLayers with bearer token auth', () => {
       expect(registry.tokenRequests).toHaveLength(1);
     } finally {
       await close(registry.server);
+    }
+  });
+});
+
+describe('fetchImageLayers through the hosts containerd is configured with (hosts.toml)', () => {
+  const hosts = (toml: string, registry: string, ca = ''): RegistryEndpoint[] => parseHostsToml(toml, registry, () => ca);
+  let tls: TlsProxy;
+  beforeAll(async () => {
+    tls = await TlsProxy.start(open);
+  });
+  afterAll(async () => {
+    await tls.stop();
+  });
+
+  it('tries the hosts in order: a mirror that cannot connect, then the registry; reports every failure when none answers', async () => {
+    const direct = await fetchImageLayers(`${open}/busybox:1.0`, []);
+    const endpoints = hosts(`server = "http://${open}"\n[host."http://127.0.0.1:1"]\n`, open);
+    expect(await fetchImageLayers(`${open}/busybox:1.0`, [], { endpoints })).toEqual(direct);
+    const none = await rejection(fetchImageLayers(`${open}/busybox:1.0`, [], { endpoints: hosts(`server = "http://127.0.0.1:2"\n[host."http://127.0.0.1:1"]\n`, open) }));
+    expect(none.message).toBe('cannot connect to registry 127.0.0.1:1 (http): ECONNREFUSED; cannot connect to registry 127.0.0.1:2 (http): ECONNREFUSED');
+  });
+
+  it('reads through a mirror with a private CA, refuses it without the CA, and skips verification only when told', async () => {
+    const direct = await fetchImageLayers(`mirrored.kruise-ts.test/busybox:1.0`, [], { endpoints: hosts(`[host."http://${open}"]\n`, 'mirrored.kruise-ts.test') });
+    expect(direct.manifestDigest).toBe(await registryDigest(open, 'busybox', '1.0'));
+    const withCa = hosts(`server = "https://${tls.address}"\nca = "ca.pem"\n`, 'mirrored.kruise-ts.test', tls.caCert);
+    expect(await fetchImageLayers('mirrored.kruise-ts.test/busybox:1.0', [], { endpoints: withCa })).toEqual(direct);
+    const untrusted = await rejection(fetchImageLayers('mirrored.kruise-ts.test/busybox:1.0', [], { endpoints: hosts(`server = "https://${tls.address}"\n`, 'mirrored.kruise-ts.test') }));
+    expect(untrusted.message).toBe(`cannot connect to registry ${tls.address} (https): UNABLE_TO_VERIFY_LEAF_SIGNATURE`);
+    const skip = hosts(`server = "https://${tls.address}"\nskip_verify = true\n`, 'mirrored.kruise-ts.test');
+    expect(await fetchImageLayers('mirrored.kruise-ts.test/busybox:1.0', [], { endpoints: skip })).toEqual(direct);
+  });
+
+  it("skips a host without the capability, and never sends a registry's credentials to a mirror", async () => {
+    const image = `${env.registryAuth}/private/busybox:1.0`;
+    const seen: Array<string | undefined> = [];
+    // A mirror that asks for credentials: it must not get the ones meant for the registry.
+    const mirror = createServer((req: IncomingMessage, res: ServerResponse) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="mirror"' }).end();
+    });
+    const port = await listen(mirror);
+    try {
+      const endpoints = hosts(`server = "http://${env.registryAuth}"\n[host."http://127.0.0.1:1"]\n  capabilities = ["pull"]\n[host."http://127.0.0.1:${port}"]\n`, env.registryAuth);
+      expect(await fetchImageLayers(image, [right], { endpoints })).toEqual(await fetchImageLayers(image, [right]));
+      expect(seen).toEqual([undefined]);
+    } finally {
+      await close(mirror);
     }
   });
 });
