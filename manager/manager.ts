@@ -80,7 +80,7 @@ export class Manager {
       port: f.webhookPort,
       cert: certs.cert,
       key: certs.key,
-      handlers: admissionHandlers(this.deps.rest),
+      handlers: admissionHandlers(this.deps.rest, f.namespace),
       onReview: (path, allowed) => this.deps.metrics.webhookRequests.inc({ path, allowed: String(allowed) }),
       logger: this.log.child({ component: 'webhook' }),
     });
@@ -96,7 +96,7 @@ export class Manager {
   }
 
   private async ensureWebhookTargets(target: WebhookTarget, caCert: string): Promise<void> {
-    await injectWebhookConfigurations(this.deps.rest, target, caCert);
+    await injectWebhookConfigurations(this.deps.rest, target, caCert, this.deps.flags.daemonOwnNodeWebhook);
     const conversion = await injectCrrConversion(this.deps.rest, target, caCert);
     if (conversion !== this.conversion) {
       this.conversion = conversion;

@@ -25,6 +25,12 @@ export const managerFlags = {
   webhookService: str('webhook-service-name', DEFAULT_WEBHOOK_SERVICE, 'Service the API server reaches the webhook through', 'WEBHOOK_SERVICE_NAME'),
   webhookUrl: str('webhook-url', '', 'reach the webhook at this https URL instead of the Service (a manager outside the cluster)', 'WEBHOOK_URL'),
   webhookCertSecret: str('webhook-cert-secret', DEFAULT_WEBHOOK_CERT_SECRET, 'Secret (in --namespace) holding the webhook CA and serving certificate, shared by the replicas', 'WEBHOOK_CERT_SECRET'),
+  daemonOwnNodeWebhook: bool(
+    'daemon-own-node-webhook',
+    false,
+    "check in the webhook that a daemon writes only its own node's NodeImage and CRR status (clusters before 1.30; deploy/ turns it on, deploy/policy does the same from 1.30)",
+    'DAEMON_OWN_NODE_WEBHOOK',
+  ),
   leaderElection: bool('enable-leader-election', true, 'run controllers only in the replica holding the lease', 'ENABLE_LEADER_ELECTION'),
   leaderElectionNamespace: str('leader-election-namespace', '', 'namespace of the lease (empty: --namespace)', 'LEADER_ELECTION_NAMESPACE'),
   leaderElectionId: str('leader-election-id', DEFAULT_LEADER_ELECTION_ID, 'name of the lease', 'LEADER_ELECTION_ID'),

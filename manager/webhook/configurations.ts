@@ -18,26 +18,37 @@ export const WEBHOOK_PATHS = {
   validateImagePullJob: '/validate-apps-kruise-io-imagepulljob',
   mutateImageListPullJob: '/mutate-apps-kruise-io-imagelistpulljob',
   validateImageListPullJob: '/validate-apps-kruise-io-imagelistpulljob',
+  /** kruise-ts's own: daemons write only their node's status (ownnode.ts). */
+  validateDaemonOwnNode: '/validate-kruise-ts-daemon-own-node',
 } as const;
 
 interface WebhookDef {
   name: string;
   path: string;
-  plural: string;
+  /** The resources (with subresource) and operations the hook sees: default the plural's CREATE and UPDATE. */
+  resources: readonly string[];
+  operations?: readonly string[];
 }
 
 /** The hooks kruise-ts serves, on upstream v1.9's paths, for both versions (the objects' JSON is the same). */
 const mutatingHooks: readonly WebhookDef[] = [
-  { name: `mcontainerrecreaterequest.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateCrr, plural: PLURAL_CONTAINER_RECREATE_REQUESTS },
-  { name: `mnodeimage.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateNodeImage, plural: PLURAL_NODE_IMAGES },
-  { name: `mimagepulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateImagePullJob, plural: PLURAL_IMAGE_PULL_JOBS },
-  { name: `mimagelistpulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateImageListPullJob, plural: PLURAL_IMAGE_LIST_PULL_JOBS },
+  { name: `mcontainerrecreaterequest.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateCrr, resources: [PLURAL_CONTAINER_RECREATE_REQUESTS] },
+  { name: `mnodeimage.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateNodeImage, resources: [PLURAL_NODE_IMAGES] },
+  { name: `mimagepulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateImagePullJob, resources: [PLURAL_IMAGE_PULL_JOBS] },
+  { name: `mimagelistpulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.mutateImageListPullJob, resources: [PLURAL_IMAGE_LIST_PULL_JOBS] },
 ];
 const validatingHooks: readonly WebhookDef[] = [
-  { name: `vnodeimage.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.validateNodeImage, plural: PLURAL_NODE_IMAGES },
-  { name: `vimagepulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.validateImagePullJob, plural: PLURAL_IMAGE_PULL_JOBS },
-  { name: `vimagelistpulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.validateImageListPullJob, plural: PLURAL_IMAGE_LIST_PULL_JOBS },
+  { name: `vnodeimage.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.validateNodeImage, resources: [PLURAL_NODE_IMAGES] },
+  { name: `vimagepulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.validateImagePullJob, resources: [PLURAL_IMAGE_PULL_JOBS] },
+  { name: `vimagelistpulljob.${WEBHOOK_NAME_SUFFIX}`, path: WEBHOOK_PATHS.validateImageListPullJob, resources: [PLURAL_IMAGE_LIST_PULL_JOBS] },
 ];
+/** Every status update of NodeImages and CRRs passes it: opt-in (--daemon-own-node-webhook), deploy/ turns it on. */
+const ownNodeHook: WebhookDef = {
+  name: `vdaemonownnode.${WEBHOOK_NAME_SUFFIX}`,
+  path: WEBHOOK_PATHS.validateDaemonOwnNode,
+  resources: [`${PLURAL_NODE_IMAGES}/status`, `${PLURAL_CONTAINER_RECREATE_REQUESTS}/status`],
+  operations: ['UPDATE'],
+};
 
 export interface WebhookConfiguration extends KubeObject {
   webhooks?: Array<Record<string, unknown>>;
@@ -55,22 +66,23 @@ function hook(def: WebhookDef, target: WebhookTarget, caBundle: string | undefin
     matchPolicy: 'Equivalent',
     timeoutSeconds: 10,
     clientConfig,
-    rules: [{ apiGroups: [GROUP], apiVersions: [VERSION_V1ALPHA1, VERSION_V1BETA1], operations: ['CREATE', 'UPDATE'], resources: [def.plural], scope: '*' }],
+    rules: [{ apiGroups: [GROUP], apiVersions: [VERSION_V1ALPHA1, VERSION_V1BETA1], operations: [...(def.operations ?? ['CREATE', 'UPDATE'])], resources: [...def.resources], scope: '*' }],
   };
 }
 
 const inClusterTarget: WebhookTarget = { service: { namespace: DEFAULT_KRUISE_NAMESPACE, name: DEFAULT_WEBHOOK_SERVICE, port: 443 } };
 
-/** The configurations deploy/ ships: the in-cluster Service, no CA yet (the manager injects it). */
+/** The configurations deploy/ ships (its manager runs with --daemon-own-node-webhook): the in-cluster Service, no CA yet (the manager injects it). */
 export function deployWebhookConfigurations(): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
-  return webhookConfigurations(inClusterTarget, undefined);
+  return webhookConfigurations(inClusterTarget, undefined, true);
 }
 
-function webhookConfigurations(target: WebhookTarget, caPem: string | undefined): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
+function webhookConfigurations(target: WebhookTarget, caPem: string | undefined, ownNode: boolean): { mutating: WebhookConfiguration; validating: WebhookConfiguration } {
   const caBundle = caPem !== undefined ? Buffer.from(caPem).toString('base64') : undefined;
+  const validating = ownNode ? [...validatingHooks, ownNodeHook] : validatingHooks;
   return {
     mutating: { metadata: { name: MUTATING_WEBHOOK_CONFIGURATION }, webhooks: mutatingHooks.map((d) => hook(d, target, caBundle)) },
-    validating: { metadata: { name: VALIDATING_WEBHOOK_CONFIGURATION }, webhooks: validatingHooks.map((d) => hook(d, target, caBundle)) },
+    validating: { metadata: { name: VALIDATING_WEBHOOK_CONFIGURATION }, webhooks: validating.map((d) => hook(d, target, caBundle)) },
   };
 }
 
@@ -99,8 +111,8 @@ async function upsert(res: Resource<WebhookConfiguration>, desired: WebhookConfi
 }
 
 /** Creates the webhook configurations or injects the CA and target into those deploy/ installed. */
-export async function injectWebhookConfigurations(rest: RestClient, target: WebhookTarget, caPem: string): Promise<void> {
-  const { mutating, validating } = webhookConfigurations(target, caPem);
+export async function injectWebhookConfigurations(rest: RestClient, target: WebhookTarget, caPem: string, ownNode: boolean): Promise<void> {
+  const { mutating, validating } = webhookConfigurations(target, caPem, ownNode);
   await upsert(new Resource<WebhookConfiguration>(rest, mutatingType), mutating);
   await upsert(new Resource<WebhookConfiguration>(rest, validatingType), validating);
 }

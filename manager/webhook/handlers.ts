@@ -12,6 +12,7 @@ import { ApiError, type RestClient } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { WEBHOOK_PATHS } from './configurations.js';
+import { ownNodeHandler } from './ownnode.js';
 import type { AdmissionHandler, AdmissionRequest } from './server.js';
 
 type Obj = Record<string, unknown>;
@@ -51,7 +52,7 @@ async function getOrUndefined<T extends KubeObject>(res: Resource<T>, namespace:
 }
 
 /** Every webhook path kruise-ts serves, mapped to upstream's rules (api/). */
-export function admissionHandlers(rest: RestClient, now: () => Date = () => new Date()): Map<string, AdmissionHandler> {
+export function admissionHandlers(rest: RestClient, namespace: string, now: () => Date = () => new Date()): Map<string, AdmissionHandler> {
   const pods = new Resource<Pod & KubeObject>(rest, core.pods);
   const nodes = new Resource<Node & KubeObject>(rest, core.nodes);
   const h = new Map<string, AdmissionHandler>();
@@ -99,5 +100,6 @@ export function admissionHandlers(rest: RestClient, now: () => Date = () => new 
     if (namespace !== undefined) metadata.namespace = namespace;
     return admitContainerRecreateRequestCreate({ ...crr, metadata }, pod, node);
   });
+  h.set(WEBHOOK_PATHS.validateDaemonOwnNode, ownNodeHandler(rest, namespace));
   return h;
 }

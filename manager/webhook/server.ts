@@ -12,6 +12,10 @@ export interface AdmissionRequest {
   object?: unknown;
   oldObject?: unknown;
   dryRun?: boolean;
+  resource?: { group?: string; version?: string; resource?: string };
+  subResource?: string;
+  /** Who is writing: the own-node check reads the ServiceAccount and its token's pod claims. */
+  userInfo?: { username?: string; extra?: Record<string, string[]> };
 }
 
 /** A hook: decides on one request; mutating hooks return the object to store. */

@@ -18,6 +18,12 @@ describe('flags', () => {
     });
   });
 
+  it("takes a boolean's value after = as Go's flags do (--name=true, --name=false)", () => {
+    expect(parseFlags(specs, ['--enable-leader-election=false'], {})).toMatchObject({ leader: false });
+    expect(parseFlags(specs, ['--enable-leader-election=true'], {})).toMatchObject({ leader: true });
+    expect(() => parseFlags(specs, ['--enable-leader-election=maybe'], {})).toThrow('--enable-leader-election: expected true or false, got "maybe"; see --help');
+  });
+
   it('rejects bad input with the flag named', () => {
     expect(() => parseFlags(specs, ['--max-workers', 'many'], {})).toThrow(new FlagError('--max-workers: expected a number, got "many"'));
     expect(() => parseFlags(specs, ['--max-workers', '0'], {})).toThrow('--max-workers: must be at least 1');
