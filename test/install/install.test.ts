@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, renameSync, statSync } from 'node:fs';
-import { DEFAULT_KRUISE_NAMESPACE, DEFAULT_LEADER_ELECTION_ID, DEFAULT_MANAGER_DEPLOYMENT } from '../../api/installation.js';
+import { DEFAULT_KRUISE_NAMESPACE, DEFAULT_LEADER_ELECTION_ID, DEFAULT_MANAGER_DEPLOYMENT, VALIDATING_WEBHOOK_CONFIGURATION } from '../../api/installation.js';
 import type { KubeObject } from '../../api/types/common.js';
 import type { Pod } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
@@ -109,12 +109,29 @@ describe('kruise-ts installed with kubectl apply -k, as pods on real kubelets', 
     expect(managers.map((p) => p.metadata?.name)).toContain(await leaderPod());
     for (const p of [...managers, ...daemons]) {
       expect(p.spec?.containers[0]?.image).toBe(image);
-      // In-cluster configuration only: the token the ServiceAccount admission mounted, no kubeconfig.
+      // In-cluster configuration only, no kubeconfig: the manager's token is the one the
+      // ServiceAccount admission mounted; the daemon's is projected and bound to its pod (on 1.20
+      // the mounted one is a Secret's, bound to nothing), which the own-node webhook needs.
       expect(p.spec?.serviceAccountName).toMatch(/^kruise-ts-(manager|daemon)$/);
-      expect(p.spec?.volumes?.some((v) => v.secret?.secretName?.startsWith(`${p.spec?.serviceAccountName}-token-`))).toBe(true);
+      if (p.spec?.serviceAccountName === 'kruise-ts-manager') {
+        expect(p.spec.volumes?.some((v) => v.secret?.secretName?.startsWith('kruise-ts-manager-token-'))).toBe(true);
+      } else {
+        expect(p.spec?.automountServiceAccountToken).toBe(false);
+        expect(p.spec?.volumes?.some((v) => v.projected?.sources?.some((s) => s.serviceAccountToken?.path === 'token'))).toBe(true);
+      }
       expect(JSON.stringify(p.spec?.containers)).not.toMatch(/kubeconfig/i);
       expect(p.status?.containerStatuses?.[0]?.ready).toBe(true);
     }
+    // deploy/'s manager checks that each daemon writes only its node's status (the tests below
+    // write NodeImage and CRR status through it).
+    const validating = new Resource<KubeObject & { webhooks?: Array<{ name: string }> }>(rest, {
+      group: 'admissionregistration.k8s.io',
+      version: 'v1',
+      plural: 'validatingwebhookconfigurations',
+      kind: 'ValidatingWebhookConfiguration',
+      namespaced: false,
+    });
+    expect((await validating.get(undefined, VALIDATING_WEBHOOK_CONFIGURATION)).webhooks?.map((w) => w.name)).toContain('vdaemonownnode.kruise-ts.io');
   });
 
   it('rolls the DaemonSet to a new tag while a 50 MB pull and a CRR are in flight: the pull completes once, the container is recreated once', async () => {
