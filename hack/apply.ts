@@ -40,9 +40,10 @@ export async function apply(rest: RestClient, objects: readonly Rendered[]): Pro
 }
 
 /** A token for a ServiceAccount (TokenRequest API), as a pod of it would get. */
-export async function serviceAccountToken(rest: RestClient, namespace: string, name: string, seconds = 86400): Promise<string> {
+export async function serviceAccountToken(rest: RestClient, namespace: string, name: string, seconds = 86400, boundToPod?: { name: string; uid: string }): Promise<string> {
+  const boundObjectRef = boundToPod ? { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', ...boundToPod } } : {};
   const res = await rest.request<{ status?: { token?: string } }>('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: seconds } },
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: seconds, ...boundObjectRef } },
   });
   if (!res.status?.token) throw new Error(`no token issued for ${namespace}/${name}`);
   return res.status.token;

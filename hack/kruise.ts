@@ -106,7 +106,8 @@ async function waitHttp(url: string, pid: number, log: string, timeoutMs = 60_00
 }
 
 /** A kubeconfig like the admin one, authenticating with a ServiceAccount's token. */
-function withToken(adminKubeconfig: string, token: string, out: string): void {
+/** A kubeconfig at `out` with the admin's server and CA and `token` as its only credential. */
+export function withToken(adminKubeconfig: string, token: string, out: string): void {
   const kc = load(readFileSync(adminKubeconfig, 'utf8')) as { users?: Array<{ name: string; user: Record<string, unknown> }> };
   for (const u of kc.users ?? []) u.user = { token };
   writeFileSync(out, dump(kc), { mode: 0o600 });

@@ -55,14 +55,15 @@ export function parseFlags<S extends Record<string, AnyFlag>>(
 ): FlagValues<S> & { help: boolean; version: boolean } {
   const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' }, version: { type: 'boolean' } };
   for (const s of Object.values(specs)) options[s.name] = { type: typeof s.default === 'boolean' ? 'boolean' : 'string' };
-  const booleans = new Set(Object.values(specs).filter((s) => typeof s.default === 'boolean').map((s) => s.name));
+  const booleans = new Map(Object.values(specs).filter((s) => typeof s.default === 'boolean').map((s) => [s.name, s]));
   let parsed: ReturnType<typeof parseArgs>;
   try {
     // Go's flags take --name=true and --name=false for booleans, as upstream's manifests write them.
     const args = argv.map((a) => {
       const m = /^--([^=]+)=(.*)$/.exec(a);
-      if (!m?.[1] || !booleans.has(m[1])) return a;
-      return convert({ name: m[1], default: false, help: '' }, m[2] ?? '', `--${m[1]}`) ? `--${m[1]}` : `--no-${m[1]}`;
+      const spec = m?.[1] !== undefined ? booleans.get(m[1]) : undefined;
+      if (!spec) return a;
+      return convert(spec, m?.[2] ?? '', `--${spec.name}`) ? `--${spec.name}` : `--no-${spec.name}`;
     });
     parsed = parseArgs({ args, options, strict: true, allowPositionals: false, allowNegative: true });
   } catch (err) {

@@ -118,12 +118,13 @@ export async function fetchImageLayers(
   // containerd resolves a tag on the hosts that may resolve, and fetches by digest from those that
   // may pull; it tries them in order and takes the first that answers.
   const want = isDigest(reference) ? 'pull' : 'resolve';
-  const endpoints = (opts.endpoints ?? [defaultEndpoint(ref.domain)]).filter((e) => e.capabilities.has(want));
+  const registry = defaultEndpoint(ref.domain);
+  const endpoints = (opts.endpoints ?? [registry]).filter((e) => e.capabilities.has(want));
   if (endpoints.length === 0) throw new Error(`no host configured for ${ref.domain} may ${want} (capabilities)`);
   const failures: string[] = [];
   for (const endpoint of endpoints) {
     // Credentials are for the registry they were given for; a mirror is asked without them.
-    const session = newSession(endpoint, ref.path, endpoint.host === defaultEndpoint(ref.domain).host || !endpoint.configured ? auths : [], opts);
+    const session = newSession(endpoint, ref.path, endpoint.host === registry.host || !endpoint.configured ? auths : [], opts);
     try {
       let manifest = await fetchManifest(session, reference);
       if (manifest.kind === 'index') {

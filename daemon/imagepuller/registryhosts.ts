@@ -34,9 +34,14 @@ export interface RegistryHosts {
 const dockerHubRegistry = 'registry-1.docker.io';
 const allCapabilities = ['pull', 'resolve', 'push'] as const;
 
+/** host[:port] containerd talks to for a registry with no `server` configured. */
+function defaultServer(registry: string): string {
+  return registry === defaultDomain ? dockerHubRegistry : registry;
+}
+
 /** The registry itself, as containerd reaches it with no configuration. */
 export function defaultEndpoint(registry: string): RegistryEndpoint {
-  const host = registry === defaultDomain ? dockerHubRegistry : registry;
+  const host = defaultServer(registry);
   return { base: `https://${host}/v2`, host, ca: [], skipVerify: false, headers: {}, capabilities: new Set(allCapabilities), configured: false };
 }
 
@@ -100,11 +105,7 @@ export function parseHostsToml(text: string, registry: string, readCa: FileReade
   }
   const server = typeof doc['server'] === 'string' ? doc['server'] : undefined;
   if (server !== undefined) out.push(endpoint(server, doc, 'server'));
-  else {
-    const fallback = defaultEndpoint(registry);
-    const top = endpoint(fallback.base.replace(/\/v2$/, ''), doc, 'server');
-    out.push({ ...top, configured: false });
-  }
+  else out.push({ ...endpoint(`https://${defaultServer(registry)}`, doc, 'server'), configured: false });
   return out;
 }
 

@@ -100,6 +100,6 @@ export function admissionHandlers(rest: RestClient, namespace: string, now: () =
     if (namespace !== undefined) metadata.namespace = namespace;
     return admitContainerRecreateRequestCreate({ ...crr, metadata }, pod, node);
   });
-  h.set(WEBHOOK_PATHS.validateDaemonOwnNode, ownNodeHandler(rest, namespace));
+  h.set(WEBHOOK_PATHS.validateDaemonOwnNode, ownNodeHandler(namespace, (ns, name) => getOrUndefined(pods, ns, name)));
   return h;
 }

@@ -2,8 +2,6 @@ import { admit, reject, type AdmissionResult } from '../../api/admission.js';
 import { callerNode, DAEMON_SERVICE_ACCOUNT, MESSAGE_DAEMON_TOKEN_UNBOUND, ownNodeRefusal, serviceAccountUser } from '../../api/daemon-own-node.js';
 import type { KubeObject } from '../../api/types/common.js';
 import type { Pod } from '../../api/types/core.js';
-import { ApiError, type RestClient } from '../../kube/rest.js';
-import { core, Resource } from '../../kube/resource.js';
 import type { AdmissionRequest } from './server.js';
 
 /** Pods never move: a daemon pod's node is read once per pod (its uid), for this many pods at most. */
@@ -15,23 +13,16 @@ const MAX_CACHED_PODS = 10_000;
  * updates of NodeImages and CRRs by the daemon's ServiceAccount are checked against the node of the
  * pod its token is bound to; every other caller passes.
  */
-export function ownNodeHandler(rest: RestClient, namespace: string): (req: AdmissionRequest) => Promise<AdmissionResult<unknown>> {
-  const pods = new Resource<Pod & KubeObject>(rest, core.pods);
+export function ownNodeHandler(namespace: string, getPod: (namespace: string, name: string) => Promise<Pod | undefined>): (req: AdmissionRequest) => Promise<AdmissionResult<unknown>> {
   const daemon = serviceAccountUser(namespace, DAEMON_SERVICE_ACCOUNT);
   const nodeOfPod = new Map<string, string>();
 
   async function podNode(pod: { namespace: string; name: string; uid: string }): Promise<string | undefined> {
     const known = nodeOfPod.get(pod.uid);
     if (known !== undefined) return known;
-    let found: Pod & KubeObject;
-    try {
-      found = await pods.get(pod.namespace, pod.name);
-    } catch (err) {
-      if (err instanceof ApiError && err.notFound) return undefined;
-      throw err;
-    }
-    const node = found.spec?.nodeName;
-    if (found.metadata?.uid !== pod.uid || !node) return undefined;
+    const found = await getPod(pod.namespace, pod.name);
+    const node = found?.spec?.nodeName;
+    if (found?.metadata?.uid !== pod.uid || !node) return undefined;
     if (nodeOfPod.size >= MAX_CACHED_PODS) nodeOfPod.delete(nodeOfPod.keys().next().value ?? '');
     nodeOfPod.set(pod.uid, node);
     return node;

@@ -1,3 +1,4 @@
+import type { AdmissionUser } from '../../api/daemon-own-node.js';
 import { createServer, type Server } from 'node:https';
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionResult } from '../../api/admission.js';
@@ -15,7 +16,7 @@ export interface AdmissionRequest {
   resource?: { group?: string; version?: string; resource?: string };
   subResource?: string;
   /** Who is writing: the own-node check reads the ServiceAccount and its token's pod claims. */
-  userInfo?: { username?: string; extra?: Record<string, string[]> };
+  userInfo?: AdmissionUser;
 }
 
 /** A hook: decides on one request; mutating hooks return the object to store. */

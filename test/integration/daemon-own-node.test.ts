@@ -1,13 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dump, load } from 'js-yaml';
 import { MESSAGE_DAEMON_TOKEN_UNBOUND, DAEMON_SERVICE_ACCOUNT } from '../../api/daemon-own-node.js';
 import { DEFAULT_KRUISE_NAMESPACE, VALIDATING_WEBHOOK_CONFIGURATION } from '../../api/installation.js';
 import type { ContainerRecreateRequest } from '../../api/types/containerrecreaterequest.js';
 import type { KubeObject } from '../../api/types/common.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
-import { restartManager } from '../../hack/kruise.js';
+import { serviceAccountToken } from '../../hack/apply.js';
+import { restartManager, withToken } from '../../hack/kruise.js';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { ApiError, RestClient } from '../../kube/rest.js';
 import { Resource } from '../../kube/resource.js';
@@ -37,10 +37,8 @@ let ns = '';
 
 /** A client with `token` alone (the admin kubeconfig's server and CA, none of its credentials). */
 function clientWithToken(token: string, name: string): RestClient {
-  const kc = load(readFileSync(env.kubeconfig, 'utf8')) as { users?: Array<{ user: Record<string, unknown> }> };
-  for (const u of kc.users ?? []) u.user = { token };
   const file = join(dir, name);
-  writeFileSync(file, dump(kc), { mode: 0o600 });
+  withToken(env.kubeconfig, token, file);
   const c = new RestClient(loadClusterAccess(file), { qps: 0 });
   clients.push(c);
   return c;
@@ -56,10 +54,8 @@ async function daemonOn(node: string): Promise<RestClient> {
   const spec = podSpec(DEFAULT_KRUISE_NAMESPACE, name, node, [container('c', ignoresTerm)]);
   if (spec.spec) spec.spec.serviceAccountName = DAEMON_SERVICE_ACCOUNT;
   const pod = await pods.create(spec);
-  const res = await rest.request<{ status?: { token?: string } }>('POST', `/api/v1/namespaces/${DEFAULT_KRUISE_NAMESPACE}/serviceaccounts/${DAEMON_SERVICE_ACCOUNT}/token`, {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata?.uid } } },
-  });
-  const client = clientWithToken(res.status?.token ?? '', node);
+  const token = await serviceAccountToken(rest, DEFAULT_KRUISE_NAMESPACE, DAEMON_SERVICE_ACCOUNT, 600, { name, uid: pod.metadata?.uid ?? '' });
+  const client = clientWithToken(token, node);
   daemons.set(node, client);
   return client;
 }
