@@ -28,10 +28,24 @@ export const MESSAGE_JOB_COMPLETED = 'job has completed';
 const MESSAGE_JOB_NO_PROGRESS = 'job is running, no progress';
 export const MESSAGE_JOB_DEADLINE_EXCEEDED = 'job exceeds activeDeadlineSeconds';
 
-/** "job is running, progress 12.5%": finished nodes over desired, one decimal like Go's %.1f. */
-export function jobProgressMessage(succeeded: number, failed: number, desired: number): string {
+/**
+ * A job's share of its image's bytes across its nodes, in percent: a finished node (succeeded or
+ * failed) counts in full, a node still pulling counts its byte percentage (`pullingPercent` is the
+ * sum of those), any other node nothing. With nothing in flight it is upstream's finished-over-desired.
+ */
+export function jobProgressPercent(finished: number, pullingPercent: number, desired: number): number {
+  if (desired <= 0) return 0;
+  return Math.min(100, (100 * finished + Math.max(0, pullingPercent)) / desired);
+}
+
+/**
+ * "job is running, progress 12.5%", one decimal like Go's %.1f. Upstream's figure counts finished
+ * nodes only (imagepulljob_controller.go calculateStatus), so a job of one large image sat at 0 %
+ * until a node finished; nodes still pulling add their byte share (jobProgressPercent).
+ */
+export function jobProgressMessage(succeeded: number, failed: number, desired: number, pullingPercent = 0): string {
   if (desired <= 0) return MESSAGE_JOB_NO_PROGRESS;
-  return `job is running, progress ${formatOneDecimal((100 * (succeeded + failed)) / desired)}%`;
+  return `job is running, progress ${formatOneDecimal(jobProgressPercent(succeeded + failed, pullingPercent, desired))}%`;
 }
 
 // Go's %.1f rounds an exact binary tie to the even tenth (12.25 -> 12.2, 0.75 -> 0.8) where

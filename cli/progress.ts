@@ -2,7 +2,7 @@ import type { ImagePullJob } from '../api/types/imagepulljob.js';
 import type { NodeImage } from '../api/types/nodeimage.js';
 import type { ContainerRecreateRequest } from '../api/types/containerrecreaterequest.js';
 import { nameAndTag } from '../api/image-reference.js';
-import { MESSAGE_PROGRESS_UNKNOWN } from '../api/messages.js';
+import { MESSAGE_PROGRESS_UNKNOWN, jobProgressPercent } from '../api/messages.js';
 
 export interface NodeProgress {
   node: string;
@@ -47,16 +47,15 @@ export function jobVerdict(job: ImagePullJob): JobVerdict {
 }
 
 /**
- * The job's share of bytes pulled across its nodes. The image is the same on every node, so that is
- * the mean of the nodes' byte percentages: a finished node (Succeeded or Failed) counts in full, a
- * node without its tag yet or whose progress is unknown counts nothing. Upstream's status message
- * counts finished nodes only, so a job of one large image stays at 0 % until a node completes.
+ * The job's share of bytes pulled across its nodes, by the rule the manager's status message uses
+ * (jobProgressPercent), read live from the NodeImages; a node whose progress is unknown counts nothing.
  */
 export function jobPercent(job: ImagePullJob, nodes: readonly NodeProgress[]): number {
   const desired = Math.max(job.status?.desired ?? 0, nodes.length);
   if (desired === 0) return job.status?.completionTime ? 100 : 0;
-  const sum = nodes.reduce((a, n) => a + (n.phase === 'Succeeded' || n.phase === 'Failed' ? 100 : (n.progress ?? 0)), 0);
-  return sum / desired;
+  const finished = nodes.filter((n) => n.phase === 'Succeeded' || n.phase === 'Failed').length;
+  const pulling = nodes.reduce((a, n) => a + (n.phase === 'Succeeded' || n.phase === 'Failed' ? 0 : (n.progress ?? 0)), 0);
+  return jobProgressPercent(finished, pulling, desired);
 }
 
 export type CrrVerdict = 'running' | 'succeeded' | 'failed';

@@ -51,6 +51,13 @@ export const managerFlags = {
     'NEVER_REPULL_INTERVAL_SECONDS',
     atLeast(10),
   ),
+  jobProgressIntervalSeconds: num(
+    'job-progress-interval-seconds',
+    10,
+    "an ImagePullJob's status message is rewritten for its nodes' byte progress at most this often; 0: only when a node finishes or something else changes",
+    'JOB_PROGRESS_INTERVAL_SECONDS',
+    atLeast(0),
+  ),
   clonesetPredownload: bool('enable-cloneset-predownload', true, 'pre-download new images during CloneSet and Advanced StatefulSet rollouts', 'ENABLE_CLONESET_PREDOWNLOAD'),
   qps: num('rest-config-qps', 30, 'Kubernetes API requests per second (client-side limit)', 'REST_CONFIG_QPS', atLeast(0)),
   burst: num('rest-config-burst', 50, 'Kubernetes API request burst', 'REST_CONFIG_BURST', atLeast(1)),

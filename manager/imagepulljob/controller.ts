@@ -41,7 +41,7 @@ import { referencesOf } from './secrets.js';
 import { PullSecretSync } from './secretsync.js';
 import { nodeView, planJob, type NodeView } from './status.js';
 import { jobKey, jobTarget, parallelismOf, type JobTarget, type TargetOptions } from './target.js';
-import { gainedRoom, ownersToWake } from './wake.js';
+import { gainedRoom, ownersToWake, progressOwners } from './wake.js';
 
 const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
 
@@ -90,6 +90,7 @@ class ImagePullJobController {
     };
     const q = this.queue.queue;
     const wake = (key: string): void => q.addAfter(key, WAKE_BATCH_MS);
+    const progressMs = ctx.flags.jobProgressIntervalSeconds * 1000;
 
     this.jobs.on({
       add: (j) => q.add(jobKey(j)),
@@ -110,10 +111,14 @@ class ImagePullJobController {
         }
         if (gainedRoom(a, b)) for (const k of this.activeJobsSelecting(b)) keys.add(k);
         // A finished job has nothing left to do on any node.
-        for (const k of keys) {
+        const active = (k: string): boolean => {
           const job = this.jobs.get(k);
-          if (job && isActiveJob(job)) wake(k);
-        }
+          return job !== undefined && isActiveJob(job);
+        };
+        for (const k of keys) if (active(k)) wake(k);
+        // Byte progress only changes the job's message: at most one such write per job and interval,
+        // since the queue keeps a key's earliest wake.
+        if (progressMs > 0) for (const k of progressOwners(a, b)) if (!keys.has(k) && active(k)) q.addAfter(k, progressMs);
       },
     });
     this.pods.on({

@@ -1,8 +1,8 @@
 // Where an ImagePullJob stands on each of its nodes, its status, and which nodes it may start next
 // (upstream imagepulljob_controller.go calculateStatus, and syncNodeImages' parallelism rule). Pure: the caller passes the time.
-import { COMPLETION_POLICY_NEVER, IMAGE_PULL_PHASE_FAILED, IMAGE_PULL_PHASE_SUCCEEDED } from '../../api/enums.js';
+import { COMPLETION_POLICY_NEVER, IMAGE_PULL_PHASE_FAILED, IMAGE_PULL_PHASE_PULLING, IMAGE_PULL_PHASE_SUCCEEDED } from '../../api/enums.js';
 import { EMPTY_JOB_GRACE_SECONDS, MAX_IMAGES_PER_NODE_IMAGE } from '../../api/limits.js';
-import { MESSAGE_JOB_COMPLETED, MESSAGE_JOB_DEADLINE_EXCEEDED, jobProgressMessage, withMissingNodes } from '../../api/messages.js';
+import { MESSAGE_JOB_COMPLETED, MESSAGE_JOB_DEADLINE_EXCEEDED, MESSAGE_PROGRESS_UNKNOWN, jobProgressMessage, withMissingNodes } from '../../api/messages.js';
 import { formatTime } from '../../api/time.js';
 import type { ImagePullJob, ImagePullJobStatus } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
@@ -23,6 +23,8 @@ export interface NodeView {
   state: NodeState;
   /** Synced, but the tag needs its policy raised (no new round, no slot). */
   stale: boolean;
+  /** Active and pulling: the percentage of the image's bytes on the node, when the daemon knows it. */
+  progress?: number;
 }
 
 /** The job's state on one node, read from its NodeImage. */
@@ -41,7 +43,8 @@ export function nodeView(ni: NodeImage, t: JobTarget): NodeView {
   if (!status || (status.version ?? 0) !== (tag.version ?? 0)) return { name, state: 'active', stale };
   if (status.phase === IMAGE_PULL_PHASE_SUCCEEDED) return { name, state: 'succeeded', stale };
   if (status.phase === IMAGE_PULL_PHASE_FAILED) return { name, state: 'failed', stale };
-  return { name, state: 'active', stale };
+  const known = status.phase === IMAGE_PULL_PHASE_PULLING && !status.message?.startsWith(MESSAGE_PROGRESS_UNKNOWN);
+  return known && (status.progress ?? 0) > 0 ? { name, state: 'active', stale, progress: Math.min(100, status.progress ?? 0) } : { name, state: 'active', stale };
 }
 
 export interface JobPlan {
@@ -75,6 +78,7 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
   const failed: string[] = [];
   const active: string[] = [];
   const unsynced: string[] = [];
+  let pullingPercent = 0;
   const full: string[] = [];
   const refresh: string[] = [];
   const missing: string[] = [];
@@ -88,7 +92,10 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
     else if (n.state === 'failed') failed.push(n.name);
     else if (n.state === 'full') full.push(n.name);
     else if (n.state === 'missing') (missingGraceLeft > 0 ? absent : missing).push(n.name);
-    else if (n.state === 'active') active.push(n.name);
+    else if (n.state === 'active') {
+      active.push(n.name);
+      pullingPercent += n.progress ?? 0;
+    }
     else unsynced.push(n.name);
   }
   const desired = nodes.length;
@@ -149,7 +156,7 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
       succeeded: succeeded.length,
       failed: sortedFailed.length,
       ...(sortedFailed.length > 0 ? { failedNodes: sortedFailed } : {}),
-      message: withMissingNodes(completed ? MESSAGE_JOB_COMPLETED : jobProgressMessage(succeeded.length, sortedFailed.length, desired), notFound),
+      message: withMissingNodes(completed ? MESSAGE_JOB_COMPLETED : jobProgressMessage(succeeded.length, sortedFailed.length, desired, pullingPercent), notFound),
     },
     dispatch,
     refresh,

@@ -2,7 +2,8 @@
 // any change of that image, so each status write of each daemon re-ran hundreds of jobs (upstream pkg/controller/imagepulljob/imagepulljob_event_handler.go before per-tag diffing,
 // PR #2483); here a job wakes only when its own tag on that node changed in a way its status or its
 // next write depends on: the tag's owners, version or policy, the phase or version of its status,
-// or the image's secrets and sandbox config. Byte progress and timestamps wake no one.
+// or the image's secrets and sandbox config. Timestamps wake no one; byte progress wakes its owners
+// later and coalesced (progressOwners), since it only moves a number in the job's message.
 import { jsonEqual } from '../../api/json-equal.js';
 import { MAX_IMAGES_PER_NODE_IMAGE } from '../../api/limits.js';
 import type { ImageTagSpec, NodeImage } from '../../api/types/nodeimage.js';
@@ -49,4 +50,17 @@ export function ownersToWake(a: NodeImage, b: NodeImage): Set<string> {
 export function gainedRoom(a: NodeImage, b: NodeImage): boolean {
   const count = (ni: NodeImage): number => Object.keys(ni.spec?.images ?? {}).length;
   return count(a) >= MAX_IMAGES_PER_NODE_IMAGE && count(b) < MAX_IMAGES_PER_NODE_IMAGE;
+}
+
+/** "namespace/name" of the jobs owning a tag whose byte progress alone changed between `a` and `b`. */
+export function progressOwners(a: NodeImage, b: NodeImage): Set<string> {
+  const out = new Set<string>();
+  for (const [name, image] of Object.entries(b.status?.imageStatuses ?? {})) {
+    for (const st of image.tags ?? []) {
+      const before = a.status?.imageStatuses?.[name]?.tags?.find((t) => t.tag === st.tag);
+      if ((before?.progress ?? 0) === (st.progress ?? 0)) continue;
+      ownerKeys(b.spec?.images?.[name]?.tags?.find((t) => t.tag === st.tag), out);
+    }
+  }
+  return out;
 }

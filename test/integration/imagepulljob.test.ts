@@ -144,8 +144,11 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     const missing = [`${ns}-missing`, leaving].sort();
     expect(j.status).toMatchObject({ desired: 4, succeeded: 1, failed: 3, failedNodes: [b, ...missing].sort(), message: `job has completed; no such node: ${missing.join(', ')}` });
     expect((await nis.get(undefined, c ?? '')).spec?.images?.[key(3)]).toBeUndefined();
-    const events = (await new Resource<KubeObject & { reason?: string; message?: string }>(rest, core.events).list(ns, { fieldSelector: 'involvedObject.name=names' })).items;
-    expect(events.filter((e) => e.reason === 'NodeNotFound').map((e) => e.message).sort()).toEqual(missing.map((n) => `node ${n} named in spec.selector.names does not exist (it has no NodeImage): counted as failed`));
+    // Events are written after the status that completes the job, not with it.
+    await eventually(async () => {
+      const events = (await new Resource<KubeObject & { reason?: string; message?: string }>(rest, core.events).list(ns, { fieldSelector: 'involvedObject.name=names' })).items;
+      expect(events.filter((e) => e.reason === 'NodeNotFound').map((e) => e.message).sort()).toEqual(missing.map((n) => `node ${n} named in spec.selector.names does not exist (it has no NodeImage): counted as failed`));
+    }, 10_000);
   });
 
   it('keeps at most `parallelism` nodes pulling at every moment, and an edited parallelism takes effect', async () => {

@@ -250,6 +250,10 @@ describe('helpers', () => {
   it.each(progress)('progress message for %i succeeded, %i failed of %i', (succeeded, failed, desired, message) => {
     expect(jobProgressMessage(succeeded, failed, desired)).toBe(message);
   });
+  it('adds the byte share of nodes still pulling to the finished ones, never past 100 %', () => {
+    expect(jobProgressMessage(1, 0, 4, 80)).toBe('job is running, progress 45.0%');
+    expect(jobProgressMessage(0, 0, 1, 250)).toBe('job is running, progress 100.0%');
+  });
 
   it('builds the event messages with upstream wording', () => {
     expect(pullImageSucceededEventMessage('nginx', '1.25', '2.5s')).toBe('Image nginx:1.25, ecalpsedTime 2.5s');

@@ -1,4 +1,5 @@
 import { API_VERSION_V1BETA1 } from '../../api/group-version.js';
+import { MESSAGE_PROGRESS_UNKNOWN } from '../../api/messages.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ImageTagSpec, ImageTagStatus, NodeImage } from '../../api/types/nodeimage.js';
 import { applyJobTag, releaseJobTag } from '../../manager/imagepulljob/desired.js';
@@ -217,6 +218,12 @@ describe('the job on one node', () => {
     expect(nodeView(synced({ tag: '1.25', phase: 'Succeeded', version: 0 }), t).state).toBe('succeeded');
     expect(nodeView(synced({ tag: '1.25', phase: 'Failed', version: 0 }), t).state).toBe('failed');
   });
+  it('carries the byte progress of a pull in flight, unless the daemon says it cannot know it', () => {
+    expect(nodeView(synced({ tag: '1.25', phase: 'Pulling', version: 0, progress: 40 }), t)).toMatchObject({ state: 'active', progress: 40 });
+    expect(nodeView(synced({ tag: '1.25', phase: 'Pulling', version: 0, progress: 0, message: `${MESSAGE_PROGRESS_UNKNOWN}: x` }), t).progress).toBeUndefined();
+    expect(nodeView(synced({ tag: '1.25', phase: 'Waiting', version: 0, progress: 40 }), t).progress).toBeUndefined();
+    expect(nodeView(synced({ tag: '1.25', phase: 'Pulling', version: 0, progress: 40 }, { version: 1 }), t).progress).toBeUndefined();
+  });
   it('is full when the image is missing from a NodeImage with 256 images', () => {
     const images: NonNullable<NodeImage['spec']>['images'] = {};
     for (let i = 0; i < 256; i++) images[`img-${i}`] = { tags: [] };
@@ -288,6 +295,12 @@ describe('job plan and status', () => {
     expect(p).toMatchObject({ completed: false, requeueAfterMs: 50_000 });
     expect(p.status).toEqual({ startTime: at(-10), desired: 0, active: 0, succeeded: 0, failed: 0, message: 'job is running, no progress' });
     expect(planJob(always({}, { desired: 0, startTime: at(-60) }), [], 1, T0)).toMatchObject({ completed: true, status: { message: 'job has completed' } });
+  });
+  it('counts the bytes of nodes still pulling in the progress message; finished nodes count in full', () => {
+    const nodes: NodeView[] = [v('a', 'succeeded'), { name: 'b', state: 'active', stale: false, progress: 50 }, { name: 'c', state: 'active', stale: false, progress: 30 }, v('d', 'unsynced')];
+    // (100 + 50 + 30 + 0) / 4; upstream's count of finished nodes says 25.0%.
+    expect(planJob(always(), nodes, 2, T0).status.message).toBe('job is running, progress 45.0%');
+    expect(planJob(always(), nodes.map((n) => ({ name: n.name, state: n.state, stale: false })), 2, T0).status.message).toBe('job is running, progress 25.0%');
   });
   it('keeps the start time it wrote first', () => {
     expect(planJob(always({}, { desired: 1, startTime: at(-99) }), [v('a', 'active')], 1, T0).status.startTime).toBe(at(-99));

@@ -2,7 +2,7 @@ import type { Pod } from '../../api/types/core.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ImageTagSpec, ImageTagStatus, NodeImage } from '../../api/types/nodeimage.js';
 import { isActivePod, podSelects, selectNodes, selectsNodeImage, type NodeSource } from '../../manager/imagepulljob/nodes.js';
-import { gainedRoom, ownersToWake } from '../../manager/imagepulljob/wake.js';
+import { gainedRoom, ownersToWake, progressOwners } from '../../manager/imagepulljob/wake.js';
 
 const owner = (name: string) => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name, namespace: 'ns', uid: `uid-${name}` });
 const tag = (t: string, owners: string[], over: Partial<ImageTagSpec> = {}): ImageTagSpec => ({ tag: t, version: 0, createdAt: '2024-01-01T00:00:00Z', ownerReferences: owners.map(owner), ...over });
@@ -25,6 +25,12 @@ describe('which jobs a NodeImage change wakes', () => {
     const b = withStatus(base, 'nginx', [{ tag: '1', phase: 'Pulling', version: 0, progress: 60, startTime: '2024-01-01T00:00:01Z' }]);
     expect(ownersToWake(base, b).size).toBe(0);
     expect(ownersToWake(base, structuredClone(base)).size).toBe(0);
+  });
+  it('names the owners of a tag whose byte progress moved, for the coalesced progress wake', () => {
+    const b = withStatus(base, 'nginx', [{ tag: '1', phase: 'Pulling', version: 0, progress: 60 }]);
+    expect([...progressOwners(base, b)]).toEqual(['ns/a']);
+    expect(progressOwners(base, withStatus(base, 'nginx', [{ tag: '1', phase: 'Pulling', version: 0, progress: 10, startTime: '2024-01-01T00:00:01Z' }])).size).toBe(0);
+    expect([...progressOwners(base, withStatus(base, 'nginx', [{ tag: '1', phase: 'Pulling', version: 0, progress: 10 }, { tag: '2', phase: 'Pulling', version: 0, progress: 5 }]))]).toEqual(['ns/b']);
   });
   it('wakes old and new owners when a tag is joined, left, added or removed', () => {
     const joined = ni('n1', {}, { nginx: [tag('1', ['a', 'd']), tag('2', ['b'])], redis: [tag('7', ['c'])] }, base.status?.imageStatuses ? { nginx: base.status.imageStatuses['nginx']?.tags ?? [] } : {});
