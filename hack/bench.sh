@@ -38,9 +38,10 @@ began=$(date +%s)
   echo "Whole run: $(( ($(date +%s) - began + 30) / 60 )) min on this machine (npm run bench: build, environment, every benchmark)."
 } | tee "$out"
 rm -f "$BENCH_RESULTS"
-# The Soak section is npm run bench:soak's: it stays as that run wrote it.
-if [ -f BENCHMARKS.md ] && grep -q '^## Soak' BENCHMARKS.md; then
-  { echo; awk '/^## /{keep = /^## Soak/} keep' BENCHMARKS.md; } >> "$out"
+# The Soak and Full scale sections are npm run bench:soak's and bench:scale's: they stay as those
+# runs wrote them.
+if [ -f BENCHMARKS.md ] && grep -qE '^## (Soak|Full scale)' BENCHMARKS.md; then
+  { echo; awk '/^## /{keep = /^## (Soak|Full scale)/} keep' BENCHMARKS.md; } >> "$out"
 fi
 mv "$out" BENCHMARKS.md
 log "wrote BENCHMARKS.md"
