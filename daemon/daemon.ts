@@ -48,6 +48,14 @@ export interface DaemonConfig {
 }
 
 /**
+ * A daemon's two watches (its NodeImage, its node's CRRs) each last 10 to 20 minutes: at rest a node
+ * makes under one watch request in 5 minutes (0.67 on average), where client-go's 5 to 10 minutes
+ * would make 1.33, so 6,700 requests in 5 minutes from 5,000 nodes; bookmarks (every minute) keep the
+ * resourceVersion a watch resumes from fresh. Their lists come from the API server's watch cache.
+ */
+const OWN_NODE_WATCH = { minWatchTimeoutSeconds: 600, listFromWatchCache: true } as const;
+
+/**
  * The node agent's parts wired together, without flags or servers, so the binary, the tests and
  * the scale simulation run the same code.
  */
@@ -65,7 +73,7 @@ export class Daemon {
     const nodeImages = new Resource<NodeImage>(config.rest, config.kruise.nodeImages);
     // Only this node's NodeImage: one watch, never a cluster-wide list. Its managedFields tell
     // whether another daemon writes its status too.
-    this.nodeImageInformer = new Informer<NodeImage>(nodeImages, { fieldSelector: `metadata.name=${config.node}`, keepManagedFields: true, logger: log });
+    this.nodeImageInformer = new Informer<NodeImage>(nodeImages, { fieldSelector: `metadata.name=${config.node}`, keepManagedFields: true, logger: log, ...OWN_NODE_WATCH });
     const guard = new DiskGuard(config.cri, config.imageFsHighWatermark, config.hostRoot);
     const recorder = (component: string): EventRecorder =>
       new EventRecorder(config.rest, { component, host: config.node }, { onResult: (result) => this.metrics.events.inc({ result }) });
@@ -89,7 +97,7 @@ export class Daemon {
     });
     const crrs = new Resource<ContainerRecreateRequest>(config.rest, config.kruise.crrs);
     // The daemon's second and last watch: this node's active CRRs, never the whole cluster's.
-    this.crrInformer = new Informer<ContainerRecreateRequest>(crrs, { labelSelector: crrSelector(config.node), logger: log });
+    this.crrInformer = new Informer<ContainerRecreateRequest>(crrs, { labelSelector: crrSelector(config.node), logger: log, ...OWN_NODE_WATCH });
     this.crr = new CrrExecutor({
       node: config.node,
       cri: config.cri,

@@ -30,6 +30,19 @@ export interface InformerOptions {
   /** Backoff between failed list/watch attempts, doubling from min to max. */
   backoffMinMs?: number;
   backoffMaxMs?: number;
+  /**
+   * The server ends each watch after a time drawn from [this, twice this) seconds (client-go's
+   * reflector: 300). Every end is a new watch request, which thousands of daemons multiply.
+   */
+  minWatchTimeoutSeconds?: number;
+  /**
+   * List with resourceVersion=0, which the API server answers from its watch cache. Without it a
+   * list is a quorum read from etcd, and for a selector on a custom resource (no index) that reads
+   * every object of the kind to filter them: thousands of daemons listing their own NodeImage at
+   * start-up or after a 410 read every NodeImage each. Only for selectors that leave a few objects:
+   * the cache ignores the page size.
+   */
+  listFromWatchCache?: boolean;
 }
 
 const LIST_PAGE_SIZE = 500;
@@ -178,7 +191,7 @@ export class Informer<T extends KubeObject> {
     do {
       const page = await this.resource.list(
         this.opts.namespace,
-        { ...this.baseQuery(), limit: LIST_PAGE_SIZE, continue: cont },
+        this.opts.listFromWatchCache === true ? { ...this.baseQuery(), resourceVersion: '0' } : { ...this.baseQuery(), limit: LIST_PAGE_SIZE, continue: cont },
         signal,
       );
       items.push(...page.items);
@@ -196,6 +209,7 @@ export class Informer<T extends KubeObject> {
   /** Returns true when the server said the resourceVersion expired (410). */
   private async watchOnce(signal: AbortSignal): Promise<boolean> {
     this.stats.watches++;
+    const minWatch = this.opts.minWatchTimeoutSeconds ?? 300;
     let expired = false;
     const ac = new AbortController();
     const onAbort = (): void => ac.abort();
@@ -208,7 +222,7 @@ export class Informer<T extends KubeObject> {
           resourceVersion: this.resourceVersion,
           allowWatchBookmarks: true,
           // Servers end watches on this timeout; a spread avoids every client reconnecting at once.
-          timeoutSeconds: 300 + Math.floor(Math.random() * 300),
+          timeoutSeconds: minWatch + Math.floor(Math.random() * minWatch),
         },
         (ev: WatchEvent<T>) => {
           if (ev.type === 'ERROR') {

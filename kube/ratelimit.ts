@@ -1,15 +1,17 @@
-export type Priority = 'normal' | 'low';
+export type Priority = 'high' | 'normal' | 'low';
+const ORDER: readonly Priority[] = ['high', 'normal', 'low'];
 
 /**
  * A token bucket: `qps` tokens per second, at most `burst` saved up; qps <= 0 means unlimited.
- * Waiters are served in order, `normal` ones before every `low` one, and `low` ones never take the
- * last token: best-effort calls (events) neither queue ahead of the ones that matter (status writes)
- * nor leave them waiting for a token under the same budget.
+ * Waiters are served in order, `high` ones before every `normal` one and those before every `low`
+ * one, and `low` ones never take the last token: best-effort calls (events) neither queue ahead of
+ * the ones that matter (status writes) nor leave them waiting for a token under the same budget,
+ * and a call something waits on (a CRR's stop, which waits for its recorded intent) goes first.
  */
 export class TokenBucket {
   private tokens: number;
   private last: number;
-  private readonly queues: Record<Priority, Array<() => void>> = { normal: [], low: [] };
+  private readonly queues: Record<Priority, Array<() => void>> = { high: [], normal: [], low: [] };
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -45,7 +47,7 @@ export class TokenBucket {
   /** Waits for a token. */
   take(priority: Priority = 'normal'): Promise<void> {
     if (this.qps <= 0) return Promise.resolve();
-    const ahead = this.queues.normal.length + (priority === 'low' ? this.queues.low.length : 0);
+    const ahead = ORDER.slice(0, ORDER.indexOf(priority) + 1).reduce((n, p) => n + this.queues[p].length, 0);
     if (ahead === 0 && this.tryTake(priority)) return Promise.resolve();
     return new Promise((resolve) => {
       this.queues[priority].push(resolve);
@@ -56,7 +58,7 @@ export class TokenBucket {
   private serve(): void {
     if (this.timer) return;
     for (;;) {
-      const priority: Priority = this.queues.normal.length > 0 ? 'normal' : 'low';
+      const priority = ORDER.find((p) => this.queues[p].length > 0) ?? 'low';
       const queue = this.queues[priority];
       const next = queue[0];
       if (!next) return;

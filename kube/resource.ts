@@ -1,5 +1,6 @@
 import type { KubeList, KubeObject } from '../api/types/common.js';
 import type { RestClient, Query, WatchEvent } from './rest.js';
+import type { Priority } from './ratelimit.js';
 
 export interface ResourceType {
   group: string;
@@ -87,8 +88,10 @@ export class Resource<T extends KubeObject> {
     return this.decode(await this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj)), { body: this.stamp(obj) }));
   }
 
-  async updateStatus(obj: T): Promise<T> {
-    return this.decode(await this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj), 'status'), { body: this.stamp(obj) }));
+  async updateStatus(obj: T, priority?: Priority): Promise<T> {
+    return this.decode(
+      await this.rest.request<T>('PUT', this.path(obj.metadata?.namespace, this.nameOf(obj), 'status'), { body: this.stamp(obj), ...(priority !== undefined ? { priority } : {}) }),
+    );
   }
 
   async patch(namespace: string | undefined, name: string, patch: unknown, contentType: string = PATCH_MERGE, subresource?: string): Promise<T> {

@@ -2,12 +2,14 @@ import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { createInterface } from 'node:readline';
 import type { ClusterAccess } from './access.js';
-import { TokenBucket } from './ratelimit.js';
+import { TokenBucket, type Priority } from './ratelimit.js';
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface RequestOptions {
   query?: Query;
+  /** Where the call queues under the client's QPS budget (events: low, others: normal). */
+  priority?: Priority;
   body?: unknown;
   /** Defaults to application/json; patches pass their patch type. */
   contentType?: string;
@@ -352,7 +354,7 @@ export class RestClient {
     const { verb, resource, group, namespace, name } = describeRequest(method, path, opts.query);
     const where = { group, namespace, name };
     // Events are best effort: under a tight budget (the daemon's 5 QPS) they wait for everything else.
-    const priority = resource === 'events' ? 'low' : 'normal';
+    const priority = opts.priority ?? (resource === 'events' ? 'low' : 'normal');
     for (let attempt = 0; ; attempt++) {
       await this.limiter.take(priority);
       const t0 = performance.now();

@@ -6,6 +6,7 @@ import type { Index, Informer } from '../../kube/informer.js';
 import { componentLogger, type Logger } from '../../kube/log.js';
 import { newerResourceVersion } from '../../kube/resource-version.js';
 import { ApiError } from '../../kube/rest.js';
+import type { Priority } from '../../kube/ratelimit.js';
 import { objectKey, type Resource } from '../../kube/resource.js';
 import { WorkQueue, type Result } from '../../kube/workqueue.js';
 import type { CriClient } from '../cri/client.js';
@@ -166,8 +167,9 @@ export class CrrExecutor {
 
   private async kill(crr: ContainerRecreateRequest, plan: Extract<Plan, { type: 'kill' }>, log: Logger): Promise<'again' | undefined> {
     // The intent goes first: a daemon restarted during the stop finds which instance it was stopping
-    // and never stops the container that replaces it.
-    const intended = await this.write(crr, plan.status);
+    // and never stops the container that replaces it. The stop waits on this write alone, so it goes
+    // ahead of every other call under the daemon's API budget (a burst of CRRs on one node).
+    const intended = await this.write(crr, plan.status, 'high');
     if (intended === undefined) return undefined;
     const pod = { name: crr.spec.podName, namespace: crr.metadata?.namespace ?? '', uid: podUidOf(crr) };
     let address: Promise<string> | undefined;
@@ -204,11 +206,11 @@ export class CrrExecutor {
    * Writes the status with the copy's resourceVersion; returns the stored object, or undefined
    * when the copy was stale (the fresh one is remembered and the pod re-queued) or the CRR is gone.
    */
-  private async write(crr: ContainerRecreateRequest, status: ContainerRecreateRequestStatus): Promise<ContainerRecreateRequest | undefined> {
+  private async write(crr: ContainerRecreateRequest, status: ContainerRecreateRequestStatus, priority?: Priority): Promise<ContainerRecreateRequest | undefined> {
     const key = objectKey(crr);
     this.deps.crrs.mayGet(crr.metadata?.namespace, crr.metadata?.name ?? '');
     try {
-      const stored = await this.deps.crrs.updateStatus({ ...crr, status });
+      const stored = await this.deps.crrs.updateStatus({ ...crr, status }, priority);
       this.written.set(key, stored);
       return stored;
     } catch (err) {

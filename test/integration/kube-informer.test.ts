@@ -30,7 +30,7 @@ interface Recorded {
 
 const byColor: Index<ConfigMap> = { name: 'byColor', keys: (o) => (o.metadata?.labels?.['color'] ? [o.metadata.labels['color']] : []) };
 
-function informer(opts: { label?: string; field?: string; viaProxy?: boolean } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
+function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fromCache?: boolean } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
   const rest = opts.viaProxy ? restClient(proxy.url) : direct;
   const inf = new Informer<ConfigMap>(new Resource(rest, core.configmaps), {
     namespace: ns,
@@ -38,6 +38,7 @@ function informer(opts: { label?: string; field?: string; viaProxy?: boolean } =
     ...(opts.field ? { fieldSelector: opts.field } : {}),
     backoffMinMs: 100,
     backoffMaxMs: 1000,
+    ...(opts.fromCache ? { listFromWatchCache: true, minWatchTimeoutSeconds: 600 } : {}),
   }).addIndex(byColor);
   const seen: Recorded = { added: [], updated: [], deleted: [] };
   inf.on({
@@ -146,6 +147,31 @@ describe('Informer on the real API server', () => {
       });
       expect(inf.stats.lists).toBeGreaterThanOrEqual(2);
       expect(inf.stats.relistsAfterGone).toBeGreaterThanOrEqual(1);
+    } finally {
+      stop();
+    }
+  });
+
+  it("lists from the API server's watch cache when told to, also after a 410, and asks for long watches", async () => {
+    await cms.create(cm('wc1', { suite: 'cache' }));
+    const { inf, seen, stop } = informer({ label: 'suite=cache', viaProxy: true, fromCache: true });
+    try {
+      await inf.synced;
+      await proxy.waitForCount({ watch: true }, 1);
+      proxy.expireWatches(1);
+      proxy.cutWatches();
+      await cms.create(cm('wc2', { suite: 'cache' }));
+      await eventually(() => expect(seen.added.sort()).toEqual(['wc1', 'wc2']));
+      expect(inf.stats.relistsAfterGone).toBeGreaterThanOrEqual(1);
+      const mine = proxy.requests().filter((r) => r.query['labelSelector'] === 'suite=cache');
+      const lists = mine.filter((r) => r.method === 'GET' && !r.watch);
+      expect(lists.length).toBeGreaterThanOrEqual(2);
+      // resourceVersion=0: answered from the watch cache, not a quorum read of every ConfigMap in etcd.
+      for (const l of lists) expect(l.query).toMatchObject({ resourceVersion: '0' });
+      for (const w of mine.filter((r) => r.watch)) {
+        expect(Number(w.query['timeoutSeconds'])).toBeGreaterThanOrEqual(600);
+        expect(Number(w.query['timeoutSeconds'])).toBeLessThan(1200);
+      }
     } finally {
       stop();
     }

@@ -144,7 +144,7 @@ describe('rate limiting', () => {
     expect(b.tryTake()).toBe(false);
   });
 
-  it('token bucket serves waiters in order, normal ones before low ones, at the rate', async () => {
+  it('token bucket serves waiters in order, high ones before normal ones before low ones, at the rate', async () => {
     const b = new TokenBucket(50, 1);
     expect(b.tryTake()).toBe(true);
     const order: string[] = [];
@@ -154,11 +154,12 @@ describe('rate limiting', () => {
       b.take('low').then(() => order.push('low-2')),
       b.take().then(() => order.push('normal-1')),
       b.take().then(() => order.push('normal-2')),
+      b.take('high').then(() => order.push('high-1')),
     ];
     await Promise.all(all);
-    expect(order).toEqual(['normal-1', 'normal-2', 'low-1', 'low-2']);
-    // Four tokens at 50 per second: about 80 ms, never all at once.
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(60);
+    expect(order).toEqual(['high-1', 'normal-1', 'normal-2', 'low-1', 'low-2']);
+    // Five tokens at 50 per second: about 100 ms, never all at once.
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(80);
   });
 
   it('token bucket keeps its last token for normal callers', async () => {
