@@ -74,7 +74,7 @@ export class Informer<T extends KubeObject> {
    * How often the informer listed and (re)started a watch, for tests; metrics see the same requests
    * in the API request counter (verb list/watch, code 410 for an expired version).
    */
-  readonly stats = { lists: 0, watches: 0, relistsAfterGone: 0, failures: 0 };
+  readonly stats = { lists: 0, watches: 0, relistsAfterGone: 0, failures: 0, earlyWatchEnds: 0 };
 
   constructor(
     private readonly resource: Resource<T>,
@@ -143,6 +143,7 @@ export class Informer<T extends KubeObject> {
     const max = this.opts.backoffMaxMs ?? 30_000;
     let backoff = min;
     let needList = true;
+    let earlyEnds = 0;
     while (!signal.aborted) {
       try {
         if (needList) {
@@ -150,18 +151,32 @@ export class Informer<T extends KubeObject> {
           needList = false;
         }
         const started = Date.now();
-        const expired = await this.watchOnce(signal);
+        const { expired, timeoutMs } = await this.watchOnce(signal);
         if (expired) {
           this.stats.relistsAfterGone++;
           needList = true;
           this.log.info('watch expired, re-listing', { resourceVersion: this.resourceVersion });
         }
         const lasted = Date.now() - started;
-        if (lasted > 10_000) backoff = min;
-        else if (!expired && lasted < 1_000) {
-          // A watch the server ends at once (a proxy or an overloaded server) must not spin.
-          await sleep(backoff, signal);
-          backoff = Math.min(max, backoff * 2);
+        if (expired || lasted >= timeoutMs - 5_000) {
+          backoff = min;
+          earlyEnds = 0;
+        } else {
+          // The server ended the watch before its timeout. Once is a cut connection: resume at once.
+          // Again and again is a server shedding watchers (kube-apiserver closes the ones that lag
+          // behind its watch cache, "Forcing watcher close due to unresponsiveness"): every client
+          // coming straight back, replaying what it missed, is what keeps it overloaded, so they
+          // come back spread out, later each time.
+          if (lasted >= 60_000) {
+            backoff = min;
+            earlyEnds = 0;
+          }
+          earlyEnds++;
+          this.stats.earlyWatchEnds++;
+          if (earlyEnds > 1 || lasted < 1_000) {
+            await sleep(backoff * (0.5 + Math.random()), signal);
+            backoff = Math.min(max, backoff * 2);
+          }
         }
       } catch (err) {
         if (signal.aborted) break;
@@ -206,10 +221,11 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  /** Returns true when the server said the resourceVersion expired (410). */
-  private async watchOnce(signal: AbortSignal): Promise<boolean> {
+  /** Whether the server said the resourceVersion expired (410), and the timeout the watch asked for. */
+  private async watchOnce(signal: AbortSignal): Promise<{ expired: boolean; timeoutMs: number }> {
     this.stats.watches++;
     const minWatch = this.opts.minWatchTimeoutSeconds ?? 300;
+    const timeoutSeconds = minWatch + Math.floor(Math.random() * minWatch);
     let expired = false;
     const ac = new AbortController();
     const onAbort = (): void => ac.abort();
@@ -222,7 +238,7 @@ export class Informer<T extends KubeObject> {
           resourceVersion: this.resourceVersion,
           allowWatchBookmarks: true,
           // Servers end watches on this timeout; a spread avoids every client reconnecting at once.
-          timeoutSeconds: minWatch + Math.floor(Math.random() * minWatch),
+          timeoutSeconds,
         },
         (ev: WatchEvent<T>) => {
           if (ev.type === 'ERROR') {
@@ -239,7 +255,7 @@ export class Informer<T extends KubeObject> {
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
-    return expired;
+    return { expired, timeoutMs: timeoutSeconds * 1000 };
   }
 
   private apply(ev: WatchEvent<T>): void {

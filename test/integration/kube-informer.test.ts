@@ -30,14 +30,14 @@ interface Recorded {
 
 const byColor: Index<ConfigMap> = { name: 'byColor', keys: (o) => (o.metadata?.labels?.['color'] ? [o.metadata.labels['color']] : []) };
 
-function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fromCache?: boolean } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
+function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fromCache?: boolean; backoffMinMs?: number } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
   const rest = opts.viaProxy ? restClient(proxy.url) : direct;
   const inf = new Informer<ConfigMap>(new Resource(rest, core.configmaps), {
     namespace: ns,
     ...(opts.label ? { labelSelector: opts.label } : {}),
     ...(opts.field ? { fieldSelector: opts.field } : {}),
-    backoffMinMs: 100,
-    backoffMaxMs: 1000,
+    backoffMinMs: opts.backoffMinMs ?? 100,
+    backoffMaxMs: Math.max(1000, 8 * (opts.backoffMinMs ?? 100)),
     ...(opts.fromCache ? { listFromWatchCache: true, minWatchTimeoutSeconds: 600 } : {}),
   }).addIndex(byColor);
   const seen: Recorded = { added: [], updated: [], deleted: [] };
@@ -172,6 +172,40 @@ describe('Informer on the real API server', () => {
         expect(Number(w.query['timeoutSeconds'])).toBeGreaterThanOrEqual(600);
         expect(Number(w.query['timeoutSeconds'])).toBeLessThan(1200);
       }
+    } finally {
+      stop();
+    }
+  });
+
+  it('comes back at once after one early end of its watch, later and later while the server keeps ending them', async () => {
+    await cms.create(cm('e1', { suite: 'early' }));
+    const { inf, stop } = informer({ label: 'suite=early', viaProxy: true, backoffMinMs: 1_000 });
+    const watches = (): ReturnType<typeof proxy.requests> => proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === 'suite=early');
+    try {
+      await inf.synced;
+      await eventually(() => expect(watches()[0]?.status).toBe(200));
+      // A watch that ran a while and was ended early: resumed at once.
+      await new Promise((r) => setTimeout(r, 1_200));
+      proxy.endWatches();
+      await eventually(() => expect(watches().length).toBe(2));
+      // Then every watch is ended a little over a second after the API server answered it.
+      const answered = async (n: number): Promise<void> => {
+        await eventually(() => expect(watches()[n - 1]?.status).toBe(200), 15_000, 20);
+        await new Promise((r) => setTimeout(r, 1_200));
+      };
+      for (let n = 3; n <= 5; n++) {
+        await answered(n - 1);
+        proxy.endWatches();
+        await eventually(() => expect(watches().length).toBe(n), 15_000, 20);
+      }
+      await answered(5);
+      proxy.endWatches();
+      const w = watches();
+      const gaps = w.slice(1).map((x, i) => x.at - (w[i]?.endedAt ?? x.at));
+      expect(gaps[0]).toBeLessThan(400);
+      // 1 s doubling, each drawn from half to one and a half of it: 0.5+, 1+, 2+ s.
+      gaps.slice(1).forEach((g, i) => expect(g).toBeGreaterThanOrEqual(500 * 2 ** i - 20));
+      expect(inf.stats.earlyWatchEnds).toBeGreaterThanOrEqual(4);
     } finally {
       stop();
     }

@@ -44,7 +44,7 @@ export interface FailOptions {
   body?: string | Record<string, unknown>;
 }
 
-export type FaultKind = 'fail' | 'expire' | 'cut' | 'refused' | 'upstream-error';
+export type FaultKind = 'fail' | 'expire' | 'cut' | 'ended' | 'refused' | 'upstream-error';
 
 export interface ProxiedRequest {
   method: string;
@@ -95,6 +95,8 @@ interface Inflight {
   clientSocket: Duplex;
   upstreamRequest?: ClientRequest;
   upstreamSocket?: Duplex;
+  /** The response being relayed to the client, once the upstream answered. */
+  response?: ServerResponse;
   timer?: NodeJS.Timeout;
 }
 
@@ -252,6 +254,23 @@ export class FaultProxy {
       cut++;
     }
     return cut;
+  }
+
+  /**
+   * Ends every matching open watch cleanly, as kube-apiserver does when it closes a watcher that lags
+   * behind its watch cache (the client sees a complete response, not a broken stream).
+   */
+  endWatches(match: Omit<RequestMatch, 'watch'> = {}): number {
+    let ended = 0;
+    for (const f of [...this.inflight]) {
+      if (!f.entry.watch || !matches(f.entry, match) || f.response === undefined) continue;
+      f.entry.fault = 'ended';
+      f.response.end();
+      this.finish(f, 'ended by fault proxy');
+      f.upstreamRequest?.destroy();
+      ended++;
+    }
+    return ended;
   }
 
   /** Holds every new matching request for `ms` before answering it; delay(0) stops that. */
@@ -515,6 +534,7 @@ export class FaultProxy {
       const headers = withoutHopByHop(upRes.headers);
       delete headers['transfer-encoding'];
       res.writeHead(status, upRes.statusMessage, headers);
+      f.response = res;
       // Watch clients wait for the head before they consider the watch open; the apiserver sends it at once.
       if (upRes.headers['content-length'] === undefined) res.flushHeaders();
       pipeline(upRes, res, (err) => {
