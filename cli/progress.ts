@@ -53,8 +53,12 @@ export function jobVerdict(job: ImagePullJob): JobVerdict {
 export function jobPercent(job: ImagePullJob, nodes: readonly NodeProgress[]): number {
   const desired = Math.max(job.status?.desired ?? 0, nodes.length);
   if (desired === 0) return job.status?.completionTime ? 100 : 0;
-  const finished = nodes.filter((n) => n.phase === 'Succeeded' || n.phase === 'Failed').length;
-  const pulling = nodes.reduce((a, n) => a + (n.phase === 'Succeeded' || n.phase === 'Failed' ? 0 : (n.progress ?? 0)), 0);
+  let finished = 0;
+  let pulling = 0;
+  for (const n of nodes) {
+    if (n.phase === 'Succeeded' || n.phase === 'Failed') finished++;
+    else pulling += n.progress ?? 0;
+  }
   return jobProgressPercent(finished, pulling, desired);
 }
 

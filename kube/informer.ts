@@ -158,19 +158,17 @@ export class Informer<T extends KubeObject> {
           this.log.info('watch expired, re-listing', { resourceVersion: this.resourceVersion });
         }
         const lasted = Date.now() - started;
-        if (expired || lasted >= timeoutMs - 5_000) {
+        const endedEarly = !expired && lasted < timeoutMs - 5_000;
+        if (!endedEarly || lasted >= 60_000) {
           backoff = min;
           earlyEnds = 0;
-        } else {
+        }
+        if (endedEarly) {
           // The server ended the watch before its timeout. Once is a cut connection: resume at once.
           // Again and again is a server shedding watchers (kube-apiserver closes the ones that lag
           // behind its watch cache, "Forcing watcher close due to unresponsiveness"): every client
           // coming straight back, replaying what it missed, is what keeps it overloaded, so they
           // come back spread out, later each time.
-          if (lasted >= 60_000) {
-            backoff = min;
-            earlyEnds = 0;
-          }
           earlyEnds++;
           this.stats.earlyWatchEnds++;
           if (earlyEnds > 1 || lasted < 1_000) {
