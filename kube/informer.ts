@@ -26,6 +26,11 @@ export interface InformerOptions {
   fieldSelector?: string;
   /** Keep metadata.managedFields (dropped by default: large, and rarely read). */
   keepManagedFields?: boolean;
+  /**
+   * Applied to each object as it enters the cache (client-go's SetTransform), e.g. the manager's
+   * Interner; the object is not shared with anything else yet and may be changed in place.
+   */
+  transform?: <O extends KubeObject>(obj: O) => O;
   logger?: Logger | undefined;
   /** Backoff between failed list/watch attempts, doubling from min to max. */
   backoffMinMs?: number;
@@ -86,8 +91,9 @@ export class Informer<T extends KubeObject> {
     });
   }
 
-  private strip(obj: T): T {
-    return this.opts.keepManagedFields ? obj : dropManagedFields(obj);
+  private prepare(obj: T): T {
+    const kept = this.opts.keepManagedFields ? obj : dropManagedFields(obj);
+    return this.opts.transform ? this.opts.transform(kept) : kept;
   }
 
   /** Adds an index (also over what is cached already); shared informers collect them from their users. */
@@ -265,10 +271,10 @@ export class Informer<T extends KubeObject> {
     if (ev.type === 'DELETED') {
       const old = this.store.get(key);
       this.remove(key);
-      this.emitDelete(old ?? this.strip(obj));
+      this.emitDelete(old ?? this.prepare(obj));
       return;
     }
-    const cur = this.strip(obj);
+    const cur = this.prepare(obj);
     const old = this.store.get(key);
     this.put(key, cur);
     if (old) this.emitUpdate(old, cur);
@@ -279,7 +285,7 @@ export class Informer<T extends KubeObject> {
   private replace(items: T[]): void {
     const seen = new Set<string>();
     for (const raw of items) {
-      const obj = this.strip(raw);
+      const obj = this.prepare(raw);
       const key = objectKey(obj);
       seen.add(key);
       const old = this.store.get(key);

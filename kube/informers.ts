@@ -15,13 +15,15 @@ export class InformerFactory {
   constructor(
     private readonly rest: RestClient,
     private readonly logger?: Logger,
+    /** Options every informer of this factory gets (the manager's interning transform). */
+    private readonly defaults: Pick<InformerOptions, 'transform'> = {},
   ) {}
 
   informer<T extends KubeObject>(type: ResourceType, opts: Omit<InformerOptions, 'logger'> = {}): Informer<T> {
     const key = `${type.group}/${type.version}/${type.plural}|${opts.namespace ?? ''}|${opts.labelSelector ?? ''}|${opts.fieldSelector ?? ''}`;
     let inf = this.informers.get(key) as Informer<T> | undefined;
     if (!inf) {
-      inf = new Informer<T>(new Resource<T>(this.rest, type), { ...opts, logger: this.logger?.child({ informer: type.plural }) });
+      inf = new Informer<T>(new Resource<T>(this.rest, type), { ...this.defaults, ...opts, logger: this.logger?.child({ informer: type.plural }) });
       this.informers.set(key, inf as unknown as Informer<KubeObject>);
       if (this.signal) void inf.run(this.signal);
     }

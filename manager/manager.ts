@@ -2,6 +2,7 @@ import type { Server } from 'node:https';
 import type { Controller } from '../kube/controller.js';
 import { EventRecorder } from '../kube/events.js';
 import { InformerFactory } from '../kube/informers.js';
+import { Interner } from '../kube/intern.js';
 import type { KruiseApi } from '../kube/kruise.js';
 import { LeaderElector, type Lease } from '../kube/leader.js';
 import { componentLogger, errorFields, type Logger } from '../kube/log.js';
@@ -180,7 +181,9 @@ export class Manager {
   }
 
   private async startControllers(signal: AbortSignal): Promise<void> {
-    const informers = new InformerFactory(this.deps.rest, this.log);
+    // Thousands of NodeImages repeat the same owner references, policies and digests: cached once each.
+    const interner = new Interner();
+    const informers = new InformerFactory(this.deps.rest, this.log, { transform: (obj) => interner.intern(obj) });
     const ctx: ControllerContext = {
       rest: this.deps.rest,
       kruise: this.deps.kruise,
