@@ -166,11 +166,21 @@ export class CrrExecutor {
   }
 
   private async kill(crr: ContainerRecreateRequest, plan: Extract<Plan, { type: 'kill' }>, log: Logger): Promise<'again' | undefined> {
-    // The intent goes first: a daemon restarted during the stop finds which instance it was stopping
-    // and never stops the container that replaces it. The stop waits on this write alone, so it goes
-    // ahead of every other call under the daemon's API budget (a burst of CRRs on one node).
-    const intended = await this.write(crr, plan.status, 'high');
-    if (intended === undefined) return undefined;
+    // The status records the stop (the instance, when it began) ahead of every other call under the
+    // daemon's API budget. A daemon restarted after the stop must never stop the container that
+    // replaced it: the replacement has a new ID, unlike the instance the CRR names in statusContext,
+    // so the stop need not wait for the record, and 25 CRRs on a node stop at once instead of in the
+    // budget's 5 writes a second. forceRecreate stops a new instance as well: there only the record,
+    // written first, tells a restarted daemon that its stop was done.
+    const recording: Promise<{ stored?: ContainerRecreateRequest | undefined; failed?: unknown }> = this.write(crr, plan.status, 'high').then(
+      (stored) => ({ stored }),
+      (error: unknown) => ({ failed: error ?? new Error('status write failed') }),
+    );
+    if (crr.spec.strategy?.forceRecreate === true) {
+      const first = await recording;
+      if (first.failed !== undefined) throw first.failed;
+      if (first.stored === undefined) return undefined;
+    }
     const pod = { name: crr.spec.podName, namespace: crr.metadata?.namespace ?? '', uid: podUidOf(crr) };
     let address: Promise<string> | undefined;
     const seen = this.firstSeen.get(objectKey(crr));
@@ -195,8 +205,13 @@ export class CrrExecutor {
         results.set(t.name, error);
       }),
     );
-    // Cancelled by shutdown: the recorded intent lets the next daemon finish these stops.
+    const recorded = await recording;
+    // Cancelled by shutdown: the recorded stop lets the next daemon finish it.
     if (this.signal.aborted) return undefined;
+    if (recorded.failed !== undefined) throw recorded.failed;
+    // Stale copy or gone: the CRR was re-queued with the fresh one, whose plan sees what the stop did.
+    const intended = recorded.stored;
+    if (intended === undefined) return undefined;
     const status: ContainerRecreateRequestStatus = applyKillResults(intended.status ?? plan.status, results);
     if (!sameStatus(intended.status, status)) await this.write(intended, status);
     return 'again';

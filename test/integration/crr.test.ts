@@ -5,7 +5,8 @@ import { LABEL_CRR_ACTIVE, LABEL_CRR_NODE_NAME } from '../../api/metadata-keys.j
 import { CriClient } from '../../daemon/cri/client.js';
 import { startInstalledDaemon, stopInstalledDaemon } from '../../hack/kruise.js';
 import { completedCrr, container, crrSpec, ignoresTerm, podEvents, podSpec, pushBadStopSignalImage, resources, runningPod, statusOf, termHandling } from '../helpers/crr.js';
-import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+import { spawnDaemon } from '../helpers/daemon.js';
+import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, startProxy } from '../helpers/kube.js';
 
 // ContainerRecreateRequests end to end through the installation the global setup runs (webhook,
 // manager controller, a daemon per node) on real kubelets: the daemon stops real containers and
@@ -309,6 +310,46 @@ describe('ContainerRecreateRequest execution', () => {
       expect(most).toBe(names.length);
     } finally {
       await log.stop();
+    }
+  });
+
+  it('stops a container without waiting for the write that records the stop; with forceRecreate only once it is recorded', async () => {
+    // The daemon's API calls go through a proxy that holds every CRR status write for 8 s, as a
+    // burst of CRRs on a node holds them under the daemon's 5 QPS budget.
+    const HOLD_MS = 8_000;
+    await startPod(podSpec(ns, 'held', node2, [container('main', termHandling())]));
+    await startPod(podSpec(ns, 'held-forced', node2, [container('main', termHandling())]));
+    const proxy = await startProxy();
+    await stopInstalledDaemon(env, node2, 'SIGTERM');
+    const node = env.nodes[1];
+    const daemon = spawnDaemon(node2, proxy.kubeconfig(env.kubeconfig), node?.criSocket ?? '');
+    try {
+      proxy.delay(HOLD_MS, { method: 'PUT', path: /\/containerrecreaterequests\/[^/]+\/status$/ });
+      const restartedAfter = async (pod: string, t0: number): Promise<number> => {
+        await eventually(async () => expect(statusOf(await pods.get(ns, pod), 'main').restartCount).toBe(1), 40_000, 100);
+        return Date.now() - t0;
+      };
+      const t0 = Date.now();
+      await crrs.create(crrSpec(ns, 'held', 'held', ['main']));
+      // Stopped, and restarted by the kubelet, while the record of the stop is still held.
+      expect(await restartedAfter('held', t0)).toBeLessThan(HOLD_MS);
+      const t1 = Date.now();
+      await crrs.create(crrSpec(ns, 'held-forced', 'held-forced', ['main'], { forceRecreate: true }));
+      expect(await restartedAfter('held-forced', t1)).toBeGreaterThanOrEqual(HOLD_MS);
+      proxy.delay(0);
+      for (const name of ['held', 'held-forced']) {
+        const done = await completedCrr(crrs, ns, name, 60_000);
+        expect(done.status?.containerRecreateStates).toEqual([{ name: 'main', phase: 'Succeeded', isKilled: true }]);
+        expect(statusOf(await pods.get(ns, name), 'main').restartCount).toBe(1);
+      }
+    } finally {
+      if (daemon.exitCode === null) {
+        const exited = new Promise((r) => daemon.once('exit', r));
+        daemon.kill('SIGTERM');
+        await exited;
+      }
+      await proxy.stop();
+      await startInstalledDaemon(env, node2);
     }
   });
 
