@@ -259,7 +259,7 @@ export class ImagePuller {
         : setTimeout(() => {
             if (!current() || state.phase !== 'Waiting') return;
             abort.abort();
-            this.finish(d, state, { phase: 'Failed', message: MESSAGE_PULL_DEADLINE_EXCEEDED, reason: 'deadline', bytes: 0, attempts: 0 }, 0, ni, log);
+            this.finish(d, state, { phase: 'Failed', message: MESSAGE_PULL_DEADLINE_EXCEEDED, reason: 'deadline', attempts: 0 }, 0, ni, log);
           }, Math.max(0, endMs - Date.now()));
     queuedTooLong?.unref();
     void this.pool(async () => {
@@ -303,7 +303,7 @@ export class ImagePuller {
           abort.signal,
         );
       } catch (err) {
-        outcome = { phase: 'Failed', message: `unexpected error: ${(err as Error).message}`, reason: 'other', bytes: 0, attempts: 0 };
+        outcome = { phase: 'Failed', message: `unexpected error: ${(err as Error).message}`, reason: 'other', attempts: 0 };
         log.error('pull crashed', errorFields(err));
       } finally {
         this.deps.metrics.pullsInFlight.dec();
@@ -322,8 +322,17 @@ export class ImagePuller {
     if (outcome.phase === 'Succeeded') {
       state.progress = 100;
       if (outcome.imageID) state.imageID = outcome.imageID;
-      this.deps.metrics.pullBytes.inc(outcome.bytes);
-      log.info('pulled', { seconds: Number(seconds.toFixed(3)), bytes: outcome.bytes, attempts: outcome.attempts });
+      const pulled = (bytes: number): void => {
+        this.deps.metrics.pullBytes.inc(bytes);
+        log.info('pulled', { seconds: Number(seconds.toFixed(3)), bytes, attempts: outcome.attempts });
+      };
+      const ref = outcome.pulledRef;
+      if (ref === undefined) pulled(0);
+      else
+        void this.deps.cri.image('ImageStatus', { image: { image: ref } }).then(
+          (st) => pulled(Number(st.image?.size ?? 0)),
+          () => pulled(0),
+        );
       this.deps.events.event(eventTarget(this.deps.nodeImages.type, ni), EVENT_TYPE_NORMAL, REASON_PULL_IMAGE_SUCCEED, `Image ${d.image}:${d.tag}, elapsedTime ${seconds.toFixed(3)}s`);
     } else {
       if (outcome.message) state.message = outcome.message;

@@ -51,7 +51,11 @@ export interface PullOutcome {
   imageID?: string;
   /** Why it failed, for metrics: a CRI error kind, "deadline", "disk", "credentials". */
   reason?: string;
-  bytes: number;
+  /**
+   * The runtime's reference of an image this pull downloaded. Its size (for the bytes metric) is
+   * asked for once the result is on its way: the extra runtime call must not delay the status.
+   */
+  pulledRef?: string;
   attempts: number;
 }
 
@@ -186,12 +190,12 @@ export async function runPull(task: PullTask, deps: WorkerDeps, update: StateUpd
   const backoffMs = (n: number): number => Math.min(BACKOFF_MAX_MS, (deps.backoffBaseMs ?? 1_000) * 2 ** n);
   update({ phase: 'Pulling', startTime: formatTime(started), progress: 0 });
 
-  const fail = (message: string, reason: string, attempts: number): PullOutcome => ({ phase: 'Failed', message, reason, bytes: 0, attempts });
+  const fail = (message: string, reason: string, attempts: number): PullOutcome => ({ phase: 'Failed', message, reason, attempts });
 
   if (task.imagePullPolicy === 'IfNotPresent') {
     try {
       const st = await deps.cri.image('ImageStatus', { image: { image: task.ref } }, { signal, waitForReady: false });
-      if (st.image?.id) return { phase: 'Succeeded', imageID: `${task.image}@${st.image.id}`, bytes: 0, attempts: 0 };
+      if (st.image?.id) return { phase: 'Succeeded', imageID: `${task.image}@${st.image.id}`, attempts: 0 };
     } catch {
       // Not there, or the runtime cannot say right now: the pull below answers either way, with
       // its retries.
@@ -232,8 +236,8 @@ export async function runPull(task: PullTask, deps: WorkerDeps, update: StateUpd
     attempts++;
     try {
       const auths = await deps.auths();
-      const { imageRef, bytes } = await pullOnce(task, auths, budgetMs, deps, update, signal);
-      return { phase: 'Succeeded', imageID: `${task.image}@${imageRef}`, bytes, attempts };
+      const imageRef = await pullOnce(task, auths, budgetMs, deps, update, signal);
+      return { phase: 'Succeeded', imageID: `${task.image}@${imageRef}`, pulledRef: imageRef, attempts };
     } catch (err) {
       if (signal.aborted) return undefined;
       const d = describe(err, Math.round(budgetMs / 1000));
@@ -263,7 +267,7 @@ async function pullOnce(
   deps: WorkerDeps,
   update: StateUpdate,
   signal: AbortSignal,
-): Promise<{ imageRef: string; bytes: number }> {
+): Promise<string> {
   const sandbox = {
     labels: task.sandboxConfig?.labels ?? {},
     annotations: { ...(task.sandboxConfig?.annotations ?? {}), [ANNOTATION_PULLING_IMAGE_BY]: PULLING_IMAGE_BY_KRUISE_DAEMON },
@@ -282,8 +286,7 @@ async function pullOnce(
       try {
         const imageRef = await deps.shared.pull(task.ref, auth, sandbox, Math.max(1, deadline - Date.now()), signal);
         trackAbort.abort();
-        const st = await deps.cri.image('ImageStatus', { image: { image: imageRef } }).catch(() => undefined);
-        return { imageRef, bytes: Number(st?.image?.size ?? 0) };
+        return imageRef;
       } catch (err) {
         lastErr = err;
         if (!(err instanceof CriError && err.kind === 'unauthorized')) throw err;
