@@ -8,7 +8,7 @@
 //   node dist/hack/bench/manager-scale.js ENV_JSON
 // BENCH_NODES (5000), BENCH_JOBS (200), BENCH_JOB_NODES (1000) scale it down for a quick look;
 // BENCH_KEEP_OBJECTS=1 leaves the thousands of objects to the environment's teardown.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
@@ -21,6 +21,7 @@ import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { updateWithRetry } from '../../kube/write.js';
 import { cpuSeconds, rssMiB } from './proc.js';
+import { summarizeHeap } from './heap-summary.js';
 import { record } from './stats.js';
 import { jobTarget, tagPullPolicy } from '../../manager/imagepulljob/target.js';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../api/installation.js';
@@ -151,6 +152,28 @@ async function deleteWebhooks(): Promise<void> {
   }
 }
 
+/** Has the manager write a heap snapshot and sums it up; undefined when none came within 2 minutes. */
+async function heapSnapshot(pid: number, dir: string): Promise<ReturnType<typeof summarizeHeap> | undefined> {
+  process.kill(pid, 'SIGUSR2');
+  let last = -1;
+  for (let i = 0; i < 240; i++) {
+    await sleep(500);
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot'));
+    if (file === undefined) continue;
+    // Written by the manager's main thread: complete once it answers again and the size holds.
+    const size = statSync(join(dir, file)).size;
+    const answers = await fetch(`http://127.0.0.1:${ports.health}/healthz`).then((r) => r.ok, () => false);
+    if (answers && size === last) {
+      const summary = summarizeHeap(join(dir, file));
+      rmSync(dir, { recursive: true, force: true });
+      return summary;
+    }
+    last = size;
+  }
+  log('no heap snapshot');
+  return undefined;
+}
+
 async function main(): Promise<void> {
   const start = Date.now();
   await new Resource<KubeObject>(rest, core.namespaces).create({ metadata: { name: NS } });
@@ -164,7 +187,10 @@ async function main(): Promise<void> {
   await install(env);
   const mlog = join(env.envDir, `manager-scale-${RUN}.log`);
   const extra = ['--metrics-addr', `127.0.0.1:${ports.metrics}`, '--health-probe-addr', `127.0.0.1:${ports.health}`, '--rest-config-qps', '1000', '--rest-config-burst', '2000', '--log-level', 'warn'];
-  const pid = await startManager(managerArgs(env, extra), mlog, ports.health);
+  // A heap snapshot at the end shows where the manager's memory goes (SIGUSR2, into the env's dir).
+  const snapDir = join(env.envDir, `manager-scale-${RUN}-heap`);
+  mkdirSync(snapDir, { recursive: true });
+  const pid = await startManager(['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapDir}`, ...managerArgs(env, extra)], mlog, ports.health);
   log(`manager pid ${pid}, log ${mlog}`);
   const rows: string[][] = [];
   const ac = new AbortController();
@@ -295,6 +321,8 @@ async function main(): Promise<void> {
     rows.push(['  API writes (lease renewals aside)', `${writes(q2) - writes(q1) - (writes(q2, 'leases') - writes(q1, 'leases'))} (the job's status)`]);
     rows.push(['  manager CPU', `${((100 * (c3 - c2)) / (WINDOW_MS / 1000)).toFixed(2)}% of a core`]);
 
+    const heap = await heapSnapshot(pid, snapDir);
+
     console.log('## kruise-manager at scale: ImagePullJob over thousands of nodes\n');
     console.log(
       `One kruise-manager process (webhook and controllers, \`--rest-config-qps 1000\`) on the local cluster's real API server; ${N} Node objects without kubelet and their NodeImages; ` +
@@ -303,6 +331,11 @@ async function main(): Promise<void> {
     );
     console.log('| measurement | value |\n| --- | --- |');
     for (const r of rows) console.log(`| ${r[0]} | ${r[1]} |`);
+    if (heap) {
+      console.log(`\nWhere the manager's heap goes in (b) (a V8 heap snapshot taken after the runs: ${(heap.total / 1048576).toFixed(0)} MiB in objects, self sizes, largest first):\n`);
+      console.log('| what | MiB | count |\n| --- | --- | --- |');
+      for (const r of heap.rows) console.log(`| ${r.what} | ${(r.bytes / 1048576).toFixed(1)} | ${r.count} |`);
+    }
     console.log(`\nTotal benchmark time ${((Date.now() - start) / 60000).toFixed(1)} min.\n`);
   } finally {
     log('cleaning up');
