@@ -14,7 +14,8 @@ import type { DaemonMetrics } from '../metrics.js';
 import { killContainer } from './kill.js';
 import { observeContainers, podAddress } from './observe.js';
 import { pickCrr } from './pick.js';
-import { applyKillResults, planCrr, sameStatus, splitContainerID, type Plan } from './step.js';
+import { applyKillResults, planCrr, RECREATING_RECHECK_MS, sameStatus, splitContainerID, type Plan } from './step.js';
+import { crrStopGraceSeconds } from '../../api/crr-status.js';
 
 const crrsByPod: Index<ContainerRecreateRequest> = { name: 'pod', keys: (crr) => [podKeyOf(crr)] };
 
@@ -49,6 +50,9 @@ const MAX_PLANS_PER_RECONCILE = 64;
  * pod's CRR whose turn it is and drives it as far as it can go right now (persisting every step
  * before acting on it), then goes on with the next CRR of the pod as soon as one completes.
  */
+/** How long, beyond the grace period, an instance the runtime said it stopped may still show as running. */
+const STOPPED_INSTANCE_WAIT_MS = 30_000;
+
 export class CrrExecutor {
   private readonly queue: WorkQueue;
   private readonly log: Logger;
@@ -57,6 +61,8 @@ export class CrrExecutor {
   private readonly written = new Map<string, ContainerRecreateRequest>();
   /** When the daemon first saw each CRR, for the stop-latency metric. */
   private readonly firstSeen = new Map<string, number>();
+  /** Container IDs whose StopContainer this process saw succeed, until when they are not stopped again. */
+  private readonly stopped = new Map<string, number>();
   private runtimeName: string | undefined;
 
   constructor(private readonly deps: CrrExecutorOptions) {
@@ -165,7 +171,16 @@ export class CrrExecutor {
     }
   }
 
-  private async kill(crr: ContainerRecreateRequest, plan: Extract<Plan, { type: 'kill' }>, log: Logger): Promise<'again' | undefined> {
+  private async kill(crr: ContainerRecreateRequest, plan: Extract<Plan, { type: 'kill' }>, log: Logger): Promise<'again' | Result | undefined> {
+    // A runtime that said an instance stopped can still list it as running for a while (a stop it
+    // gave up on the caller's deadline goes on inside; containerd then answers the next StopContainer
+    // at once): that instance is left to finish instead of being stopped again and again.
+    const now = Date.now();
+    const kills = plan.kills.filter((t) => (this.stopped.get(t.containerId) ?? 0) <= now);
+    if (kills.length === 0) {
+      log.debug('waiting for the runtime to show the stopped container exited', { containers: plan.kills.map((t) => t.name) });
+      return { requeueAfterMs: RECREATING_RECHECK_MS };
+    }
     // The status records the stop (the instance, when it began) ahead of every other call under the
     // daemon's API budget. A daemon restarted after the stop must never stop the container that
     // replaced it: the replacement has a new ID, unlike the instance the CRR names in statusContext,
@@ -187,7 +202,7 @@ export class CrrExecutor {
     const unreadyMs = (crr.spec.strategy?.unreadyGracePeriodSeconds ?? 0) * 1000;
     const results = new Map<string, string | undefined>();
     await Promise.all(
-      plan.kills.map(async (t) => {
+      kills.map(async (t) => {
         const error = await killContainer(t, {
           cri: this.deps.cri,
           events: this.deps.events,
@@ -201,6 +216,7 @@ export class CrrExecutor {
           },
         });
         this.deps.metrics.crrStops.inc({ result: error === undefined ? 'ok' : 'error' });
+        if (error === undefined) this.rememberStop(t.containerId, Date.now() + crrStopGraceSeconds(crr) * 1000 + STOPPED_INSTANCE_WAIT_MS);
         if (error !== undefined && !this.signal.aborted) log.warn('cannot stop container', { container: t.name, error });
         results.set(t.name, error);
       }),
@@ -215,6 +231,12 @@ export class CrrExecutor {
     const status: ContainerRecreateRequestStatus = applyKillResults(intended.status ?? plan.status, results);
     if (!sameStatus(intended.status, status)) await this.write(intended, status);
     return 'again';
+  }
+
+  private rememberStop(containerId: string, until: number): void {
+    const now = Date.now();
+    for (const [id, end] of this.stopped) if (end < now) this.stopped.delete(id);
+    this.stopped.set(containerId, until);
   }
 
   /**
