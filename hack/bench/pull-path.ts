@@ -21,7 +21,7 @@ interface BenchEnv {
 }
 
 const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as BenchEnv;
-const runs = Number(process.env['BENCH_RUNS'] ?? 3);
+const runs = Number(process.env['BENCH_RUNS'] ?? 5);
 const root = join(import.meta.dirname, '..', '..', '..');
 const cri = new CriClient(env.criSocket);
 const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
