@@ -66,8 +66,8 @@ export class Resource<T extends KubeObject> {
     this.rest.intend('GET', this.path(namespace, name));
   }
 
-  async get(namespace: string | undefined, name: string): Promise<T> {
-    return this.decode(await this.rest.request<T>('GET', this.path(namespace, name)));
+  async get(namespace: string | undefined, name: string, priority?: Priority): Promise<T> {
+    return this.decode(await this.rest.request<T>('GET', this.path(namespace, name), priority !== undefined ? { priority } : {}));
   }
 
   /** One page or, with no limit, everything. */

@@ -42,9 +42,14 @@ function old<T>(req: AdmissionRequest): T | undefined {
   return req.operation === 'UPDATE' && isObject(req.oldObject) ? (req.oldObject as unknown as T) : undefined;
 }
 
+/**
+ * Reads for an admission decision go ahead of the manager's other calls under its API budget: the
+ * API server waits on the webhook at most 10 s, and a burst of CRRs queued behind controller writes
+ * was refused with "context deadline exceeded".
+ */
 async function getOrUndefined<T extends KubeObject>(res: Resource<T>, namespace: string | undefined, name: string): Promise<T | undefined> {
   try {
-    return await res.get(namespace, name);
+    return await res.get(namespace, name, 'high');
   } catch (err) {
     if (err instanceof ApiError && err.notFound) return undefined;
     throw err;
