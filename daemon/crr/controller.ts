@@ -45,14 +45,14 @@ export interface CrrExecutorOptions {
 // a pod with many CRRs finishing one after another.
 const MAX_PLANS_PER_RECONCILE = 64;
 
-/**
- * Executes this node's ContainerRecreateRequests. The queue key is the pod: a reconcile picks the
- * pod's CRR whose turn it is and drives it as far as it can go right now (persisting every step
- * before acting on it), then goes on with the next CRR of the pod as soon as one completes.
- */
 /** How long, beyond the grace period, an instance the runtime said it stopped may still show as running. */
 const STOPPED_INSTANCE_WAIT_MS = 30_000;
 
+/**
+ * Executes this node's ContainerRecreateRequests. The queue key is the pod: a reconcile picks the
+ * pod's CRR whose turn it is and drives it as far as it can go right now (persisting every step
+ * before acting on it; an ordinary stop's record goes out beside the stop), then goes on with the next CRR of the pod as soon as one completes.
+ */
 export class CrrExecutor {
   private readonly queue: WorkQueue;
   private readonly log: Logger;

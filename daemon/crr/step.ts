@@ -1,6 +1,8 @@
 // The daemon's CRR decisions as one pure function: the CRR as stored, what the runtime shows of the
 // pod's containers and the time in, the next thing to do out. The executor persists what a plan
-// says before it acts, so a daemon restarted at any moment plans again from the stored status.
+// says before it acts (a stop's record, except with forceRecreate, beside it: the replacement's new
+// container ID already shows the stop was done), so a daemon restarted at any moment plans again
+// from the stored status and the runtime.
 import {
   completedCrrStatus,
   crrCreatedMs,
@@ -71,7 +73,7 @@ export type Plan =
   | { type: 'observe' }
   /** Persist this status, then plan again. */
   | { type: 'write'; status: ContainerRecreateRequestStatus; reason: string }
-  /** Persist this status (it records the stop intent), then kill the targets, then plan again. */
+  /** Persist this status (it records the stop; with forceRecreate first, otherwise beside the kills), kill the targets, then plan again. */
   | { type: 'kill'; status: ContainerRecreateRequestStatus; kills: KillTarget[] }
   /** Persist this completed status: the CRR is finished. */
   | { type: 'complete'; status: ContainerRecreateRequestStatus };
