@@ -271,7 +271,8 @@ export class Informer<T extends KubeObject> {
     if (ev.type === 'DELETED') {
       const old = this.store.get(key);
       this.remove(key);
-      this.emitDelete(old ?? this.prepare(obj));
+      // A deletion never enters the cache: nothing to share it with.
+      this.emitDelete(old ?? (this.opts.keepManagedFields ? obj : dropManagedFields(obj)));
       return;
     }
     const cur = this.prepare(obj);
