@@ -4,8 +4,9 @@ import type { ClusterAccess } from './access.js';
 import { configSource, KubeConfigError } from './kubeconfig.js';
 
 /**
- * The manager's kubeconfig through client-node, so every authentication kubectl supports works
- * out of cluster too; the daemon's precedence (configSource).
+ * A kubeconfig through client-node, so every authentication kubectl supports works for the manager
+ * out of cluster too (loaded only for those: loadManagerClusterAccess); the daemon's precedence
+ * (configSource).
  */
 export function loadKubeConfig(explicitPath: string): KubeConfig {
   const source = configSource(explicitPath);

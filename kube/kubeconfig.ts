@@ -11,6 +11,17 @@ export class KubeConfigError extends Error {
   }
 }
 
+/** The kubeconfig's user authenticates through a plugin (exec or auth-provider) this reader does not run. */
+export class PluginAuthError extends KubeConfigError {
+  constructor(
+    message: string,
+    readonly path: string,
+  ) {
+    super(message);
+    this.name = 'PluginAuthError';
+  }
+}
+
 interface KubeConfigFile {
   clusters?: Array<{ name: string; cluster?: Record<string, unknown> }>;
   users?: Array<{ name: string; user?: Record<string, unknown> }>;
@@ -57,7 +68,7 @@ function fromFile(path: string): ClusterAccess {
     return f ? file(f) : undefined;
   };
   if (user['exec'] || user['auth-provider']) {
-    throw new KubeConfigError(`kubeconfig ${path}: user ${ctx.user} needs an exec or auth-provider plugin, which kruise-daemon does not run; use a token or client certificate`);
+    throw new PluginAuthError(`kubeconfig ${path}: user ${ctx.user} needs an exec or auth-provider plugin, which kruise-daemon does not run; use a token or client certificate`, path);
   }
   const token = str(user, 'token');
   const tokenFile = str(user, 'tokenFile');
@@ -124,4 +135,20 @@ export function configSource(explicitPath: string): ConfigSource {
 export function loadClusterAccess(explicitPath: string): ClusterAccess {
   const source = configSource(explicitPath);
   return source.kind === 'file' ? fromFile(source.path) : inCluster();
+}
+
+/**
+ * The manager's client configuration: the lean reader, and client-node's (every authentication
+ * kubectl supports: exec plugins, OIDC, ...) only for a kubeconfig that needs a plugin. Loading
+ * client-node brings its whole generated API (about 50 MiB of the process's memory), which a
+ * token, certificate or in-cluster configuration never needs.
+ */
+export async function loadManagerClusterAccess(explicitPath: string): Promise<ClusterAccess> {
+  try {
+    return loadClusterAccess(explicitPath);
+  } catch (err) {
+    if (!(err instanceof PluginAuthError)) throw err;
+    const { accessFromKubeConfig, loadKubeConfig } = await import('./clientnode.js');
+    return accessFromKubeConfig(loadKubeConfig(err.path));
+  }
 }

@@ -4,11 +4,11 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { accessRecorder, observers } from '../kube/access-log.js';
 import { MANAGER_USER_AGENT } from '../api/installation.js';
-import { accessFromKubeConfig, loadKubeConfig } from '../kube/clientnode.js';
 import { FlagError, helpText, parseFlags } from '../kube/flags.js';
 import { serveOps } from '../kube/httpserver.js';
 import type { KruiseApi } from '../kube/kruise.js';
 import { errorFields, rootLogger, type LogLevel } from '../kube/log.js';
+import { loadManagerClusterAccess } from '../kube/kubeconfig.js';
 import { ApiError, RestClient } from '../kube/rest.js';
 import { startupKruiseApi } from '../kube/startup.js';
 import { version } from '../kube/version.js';
@@ -40,9 +40,9 @@ async function main(): Promise<number> {
   let rest: RestClient;
   let api: KruiseApi;
   try {
-    const kc = loadKubeConfig(flags.kubeconfig);
+    const access = await loadManagerClusterAccess(flags.kubeconfig);
     const accessLog = accessRecorder('manager');
-    rest = new RestClient(await accessFromKubeConfig(kc), {
+    rest = new RestClient(access, {
       qps: flags.qps,
       burst: flags.burst,
       userAgent: `${MANAGER_USER_AGENT}/${version()}`,
