@@ -1,0 +1,44 @@
+import type { NodeImage } from '../../api/types/nodeimage.js';
+import { imageEntryPatch } from '../../manager/imagepulljob/nodeimagewrite.js';
+
+const tag = (t: string): { tag: string; version: number } => ({ tag: t, version: 0 });
+const ni = (images?: NodeImage['spec']): NodeImage => ({ metadata: { name: 'n1', resourceVersion: '7' }, ...(images !== undefined ? { spec: images } : {}) });
+
+describe('imageEntryPatch', () => {
+  it('guards each changed image on its own entry, with the name escaped (RFC 6901)', () => {
+    const base = ni({ images: { 'ghcr.io/a/b': { tags: [tag('1')] }, nginx: { tags: [tag('1')] } } });
+    const next = ni({ images: { 'ghcr.io/a/b': { tags: [tag('1'), tag('2')] }, nginx: { tags: [tag('1')] } } });
+    expect(imageEntryPatch(base, next)).toEqual([
+      { op: 'test', path: '/spec/images/ghcr.io~1a~1b', value: { tags: [tag('1')] } },
+      { op: 'replace', path: '/spec/images/ghcr.io~1a~1b', value: { tags: [tag('1'), tag('2')] } },
+    ]);
+  });
+
+  it('adds a new image guarded on its absence, and removes one guarded on what it was', () => {
+    const base = ni({ images: { 'x~y': { tags: [tag('1')] } } });
+    const next = ni({ images: { busybox: { tags: [tag('1')] } } });
+    expect(imageEntryPatch(base, next)).toEqual([
+      { op: 'test', path: '/spec/images/x~0y', value: { tags: [tag('1')] } },
+      { op: 'remove', path: '/spec/images/x~0y' },
+      { op: 'test', path: '/spec/images/busybox', value: null },
+      { op: 'add', path: '/spec/images/busybox', value: { tags: [tag('1')] } },
+    ]);
+  });
+
+  it('creates spec or spec.images when the NodeImage has none, guarded on their absence', () => {
+    const next = ni({ images: { busybox: { tags: [tag('1')] } } });
+    expect(imageEntryPatch(ni(), next)).toEqual([
+      { op: 'test', path: '/spec', value: null },
+      { op: 'add', path: '/spec', value: { images: { busybox: { tags: [tag('1')] } } } },
+    ]);
+    expect(imageEntryPatch(ni({}), next)).toEqual([
+      { op: 'test', path: '/spec/images', value: null },
+      { op: 'add', path: '/spec/images', value: { busybox: { tags: [tag('1')] } } },
+    ]);
+  });
+
+  it('is empty when nothing changed', () => {
+    const base = ni({ images: { busybox: { tags: [tag('1')] } } });
+    expect(imageEntryPatch(base, structuredClone(base))).toEqual([]);
+  });
+});
