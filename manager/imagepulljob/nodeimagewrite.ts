@@ -1,6 +1,6 @@
 import type { ImageSpec, NodeImage } from '../../api/types/nodeimage.js';
 import { ApiError } from '../../kube/rest.js';
-import { PATCH_JSON, type Resource } from '../../kube/resource.js';
+import { PATCH_JSON, PATCH_MERGE, type Resource } from '../../kube/resource.js';
 
 export type JsonPatchOp =
   | { op: 'test'; path: string; value: unknown }
@@ -18,23 +18,13 @@ function pointer(...segments: string[]): string {
  * the change: the object's resourceVersion moves with every status write of its daemon and every
  * other job's image, so an update under it conflicted about twice per write when jobs ran beside
  * busy daemons. A test for null passes for a missing member on every API server (evanphx/json-patch
- * patch.go, `test`), which guards an added image against another writer adding it first.
+ * patch.go, `test`), which guards an added image against another writer adding it first. Undefined
+ * when the base has no spec.images to patch into (the NodeImage controller drops an empty one).
  */
-export function imageEntryPatch(base: NodeImage, next: NodeImage): JsonPatchOp[] {
+export function imageEntryPatch(base: NodeImage, next: NodeImage): JsonPatchOp[] | undefined {
   const before = base.spec?.images;
+  if (before === undefined) return undefined;
   const after = next.spec?.images ?? {};
-  if (base.spec === undefined) {
-    return [
-      { op: 'test', path: '/spec', value: null },
-      { op: 'add', path: '/spec', value: { images: after } },
-    ];
-  }
-  if (before === undefined) {
-    return [
-      { op: 'test', path: '/spec/images', value: null },
-      { op: 'add', path: '/spec/images', value: after },
-    ];
-  }
   const ops: JsonPatchOp[] = [];
   const changed = (a: ImageSpec | undefined, b: ImageSpec | undefined): boolean => JSON.stringify(a) !== JSON.stringify(b);
   for (const image of new Set([...Object.keys(before), ...Object.keys(after)])) {
@@ -84,10 +74,15 @@ export async function patchNodeImageSpec(
     const next = mutate(structuredClone(current));
     if (next === undefined) return current;
     const ops = imageEntryPatch(current, next);
-    if (ops.length === 0) return current;
+    if (ops?.length === 0) return current;
     try {
-      return await api.patch(undefined, name, ops, PATCH_JSON);
+      if (ops !== undefined) return await api.patch(undefined, name, ops, PATCH_JSON);
+      // The map first, unguarded: merging an empty map never removes anything, and every job then
+      // adds its own image under its own guard instead of all racing to create the map.
+      current = await api.patch(undefined, name, { spec: { images: {} } }, PATCH_MERGE);
+      if (current.spec?.images === undefined) throw new Error(`NodeImage ${name} has no spec.images after a merge patch creating it`);
     } catch (err) {
+      if (err instanceof ApiError && err.notFound) return undefined;
       if (!testFailed(err) || i + 1 >= attempts) throw err;
       current = undefined;
       await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * (i + 1)));

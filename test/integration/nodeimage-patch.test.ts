@@ -84,9 +84,16 @@ describe('patchNodeImageSpec on the real API server', () => {
     expect(calls).toEqual(['patch 400']);
   });
 
-  it('creates spec and spec.images on a NodeImage that has neither', async () => {
+  it('creates spec.images with a merge patch first, then adds under the guard; writers of two images both land', async () => {
     const bare = await fake();
-    const result = await patchNodeImageSpec(nis, bare.metadata?.name ?? '', adding('registry.local/a', '1'), bare);
+    const name = bare.metadata?.name ?? '';
+    const { result, calls: made } = await counted(() => patchNodeImageSpec(nis, name, adding('registry.local/a', '1'), bare));
+    expect(made).toEqual(['patch 200', 'patch 200']);
     expect(tagsOf(result, 'registry.local/a')).toEqual(['1']);
+    // Two writers from copies without the map: neither's first JSON patch races the other's map.
+    const empty = await fake({});
+    await Promise.all(['registry.local/x', 'registry.local/y'].map((image) => patchNodeImageSpec(nis, empty.metadata?.name ?? '', adding(image, '1'), empty)));
+    const now = await nis.get(undefined, empty.metadata?.name ?? '');
+    expect(Object.keys(now.spec?.images ?? {}).sort()).toEqual(['registry.local/x', 'registry.local/y']);
   });
 });
