@@ -17,8 +17,9 @@ function pointer(...segments: string[]): string {
  * guarded by a test that the image's entry is still what it was based on. The guard is as narrow as
  * the change: the object's resourceVersion moves with every status write of its daemon and every
  * other job's image, so an update under it conflicted about twice per write when jobs ran beside
- * busy daemons. A test for null passes for a missing member on every API server (evanphx/json-patch
- * patch.go, `test`), which guards an added image against another writer adding it first. Undefined
+ * busy daemons. A test for null passes for a missing member (evanphx/json-patch patch.go, `test`, which
+ * the API server applies JSON patches with), which guards an added image against another writer
+ * adding it first. Undefined
  * when the base has no spec.images to patch into (the NodeImage controller drops an empty one).
  */
 export function imageEntryPatch(base: NodeImage, next: NodeImage): JsonPatchOp[] | undefined {
