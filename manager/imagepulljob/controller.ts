@@ -312,6 +312,11 @@ class ImagePullJobController {
             if (wrote && written) {
               this.writes.expect(target.key, node, written.metadata?.resourceVersion, kind);
               log.debug('wrote NodeImage', { nodeImage: node, kind });
+            } else if (written !== undefined && !full && written.metadata?.resourceVersion !== before?.metadata?.resourceVersion) {
+              // The server already holds what the job wants and the cache is behind it: wait for the
+              // cache as for a write of our own. Looking again every 200 ms instead made a lagging
+              // cache cost a failed write and a read per node each time.
+              this.writes.expect(target.key, node, written.metadata?.resourceVersion, kind);
             } else if (kind === 'dispatch') {
               unwritten++;
             }
