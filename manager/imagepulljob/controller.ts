@@ -4,7 +4,6 @@ import type { Pod, Secret } from '../../api/types/core.js';
 // Everything is read from the shared caches; a reconcile writes only the NodeImages whose desired
 // state changes, and the job's status only when it changes.
 import pLimit from 'p-limit';
-import { patchNodeImageSpec } from './nodeimagewrite.js';
 import {
   EVENT_SOURCE_IMAGE_PULL_JOB_CONTROLLER,
   EVENT_TYPE_NORMAL,
@@ -46,13 +45,8 @@ import { gainedRoom, ownersToWake, progressOwners } from './wake.js';
 
 const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
 
-/**
- * The most NodeImage writes one reconcile has in flight: as many as the manager's API burst lets go
- * at once, up to this. Each write mostly waits on the API server, so how many are in flight sets a
- * fan-out's pace while the server has room: one job over 1,000 NodeImages took 13.7 s ten at a time
- * and 10.0 s at 64 (hack/bench/manager-scale.ts).
- */
-const MAX_WRITE_CONCURRENCY = 64;
+/** NodeImage writes one reconcile has in flight at once. */
+const WRITE_CONCURRENCY = 10;
 /** Events from NodeImages and pods are gathered this long, so a burst of them is one reconcile. */
 const WAKE_BATCH_MS = 200;
 
@@ -70,7 +64,6 @@ class ImagePullJobController {
   private readonly log: Logger;
   private readonly source: NodeSource;
   private readonly targetOptions: TargetOptions;
-  private readonly writeConcurrency: number;
   /** NodeImage writes per job the cache has not shown yet. */
   private readonly writes = new ResourceVersionExpectations<WriteKind>();
   /** Status writes per job the cache has not shown yet. */
@@ -88,7 +81,6 @@ class ImagePullJobController {
     this.pods = ctx.informers.pods();
     this.secretSync = new PullSecretSync(ctx.rest, ctx.informers.secrets(), ctx.flags.daemonConfigNamespace);
     this.targetOptions = { neverRepullSeconds: ctx.flags.neverRepullSeconds };
-    this.writeConcurrency = Math.max(1, Math.min(MAX_WRITE_CONCURRENCY, ctx.flags.burst));
     this.recorder = ctx.recorder(EVENT_SOURCE_IMAGE_PULL_JOB_CONTROLLER);
     this.queue = new QueueController(IMAGE_PULL_JOB_CONTROLLER, ctx.flags.imagePullJobWorkers, (key) => this.reconcile(key), ctx.metrics, this.log);
     this.source = {
@@ -284,7 +276,7 @@ class ImagePullJobController {
    */
   private async writeNodeImages(job: ImagePullJob, target: JobTarget, todo: ReadonlyArray<[string, WriteKind]>, log: Logger): Promise<number> {
     if (todo.length === 0) return 0;
-    const limit = pLimit(this.writeConcurrency);
+    const limit = pLimit(WRITE_CONCURRENCY);
     const errors: unknown[] = [];
     let unwritten = 0;
     await Promise.all(
@@ -307,16 +299,11 @@ class ImagePullJobController {
           };
           try {
             const before = this.nodeImages.get(node);
-            const written = await patchNodeImageSpec(this.nodeImageApi, node, mutate, before);
+            const written = await updateWithRetry(this.nodeImageApi, undefined, node, mutate, before ? { initial: before } : {});
             if (full) this.warnOnce(job, `full/${node}`, REASON_PULL_IMAGE_FAILED, nodeImageFullMessage(node, target.image, MAX_IMAGES_PER_NODE_IMAGE));
             if (wrote && written) {
               this.writes.expect(target.key, node, written.metadata?.resourceVersion, kind);
               log.debug('wrote NodeImage', { nodeImage: node, kind });
-            } else if (written !== undefined && !full && written.metadata?.resourceVersion !== before?.metadata?.resourceVersion) {
-              // The server already holds what the job wants and the cache is behind it: wait for the
-              // cache as for a write of our own. Looking again every 200 ms instead made a lagging
-              // cache cost a failed write and a read per node each time.
-              this.writes.expect(target.key, node, written.metadata?.resourceVersion, kind);
             } else if (kind === 'dispatch') {
               unwritten++;
             }

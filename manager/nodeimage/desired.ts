@@ -138,10 +138,7 @@ export function cleanSpec(ni: NodeImage, nodeLabels: Record<string, string> | un
     }
     images[name] = out;
   }
-  // An emptied map stays, as {}: jobs add their images into it each under its own guard
-  // (manager/imagepulljob/nodeimagewrite.ts), where a map dropped under their cached copies made every
-  // one of them fail and re-read.
-  const spec: NodeImageSpec = { ...ni.spec, ...(ni.spec?.images !== undefined ? { images } : {}) };
+  const spec: NodeImageSpec = Object.keys(images).length > 0 ? { ...ni.spec, images } : withoutImages(ni.spec);
   const labelsDiffer = nodeLabels !== undefined && !sameLabels(nodeLabels, ni.metadata?.labels);
   const changed = labelsDiffer || !jsonEqual(normalized(spec), normalized(ni.spec));
   return { spec, changed, removed, ...(labelsDiffer ? { labels: { ...nodeLabels } } : {}), ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };

@@ -103,9 +103,9 @@ describe('NodeImage spec pass', () => {
     const r = cleanSpec(n, undefined, gone('uid-a'), T0);
     expect(Object.keys(r.spec.images ?? {})).toEqual(['redis']);
   });
-  it('leaves an empty images map when every image went (jobs add into it under their own guards)', () => {
+  it('leaves an empty spec when every image went', () => {
     const r = cleanSpec(ni({ nginx: [tag('1.0')] }), undefined, gone('uid-a'), T0);
-    expect(r.spec).toEqual({ images: {} });
+    expect(r.spec).toEqual({});
     expect(r.changed).toBe(true);
   });
   it('drops a finished tag once its TTL passed, measured from completion of the same version', () => {
