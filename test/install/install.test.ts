@@ -252,7 +252,7 @@ describe('kruise-ts installed with kubectl apply -k, as pods on real kubelets', 
     // Read from its start means "started" is among the lines: a log cut short by that GC (read
     // while it went) counts as not read, and the next round restarts the pods again.
     const fromStart = (kind: string): boolean => (read.get(kind) ?? []).some((l) => l.includes('"message":"started"'));
-    for (let round = 0; round < 3 && !(fromStart('manager') && fromStart('daemon')); round++) {
+    for (let round = 0; round < 5 && !(fromStart('manager') && fromStart('daemon')); round++) {
       const restartedAt = Date.now() - 1000;
       kubectl(env, ['-n', DEFAULT_KRUISE_NAMESPACE, 'rollout', 'restart', `deployment/${DEFAULT_MANAGER_DEPLOYMENT}`, `daemonset/${DAEMONSET}`]);
       const fresh = async (label: string): Promise<Pod[]> =>
