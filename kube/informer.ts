@@ -92,8 +92,12 @@ export class Informer<T extends KubeObject> {
   }
 
   private prepare(obj: T): T {
-    const kept = this.opts.keepManagedFields ? obj : dropManagedFields(obj);
+    const kept = this.trimmed(obj);
     return this.opts.transform ? this.opts.transform(kept) : kept;
+  }
+
+  private trimmed(obj: T): T {
+    return this.opts.keepManagedFields ? obj : dropManagedFields(obj);
   }
 
   /** Adds an index (also over what is cached already); shared informers collect them from their users. */
@@ -272,7 +276,7 @@ export class Informer<T extends KubeObject> {
       const old = this.store.get(key);
       this.remove(key);
       // A deletion never enters the cache: nothing to share it with.
-      this.emitDelete(old ?? (this.opts.keepManagedFields ? obj : dropManagedFields(obj)));
+      this.emitDelete(old ?? this.trimmed(obj));
       return;
     }
     const cur = this.prepare(obj);
