@@ -7,16 +7,23 @@ import type { KubeObject } from '../api/types/common.js';
 import { core, Resource } from './resource.js';
 
 interface Crd extends KubeObject {
-  spec?: { names?: { plural?: string } };
+  spec?: { group?: string; names?: { plural?: string }; versions?: Array<{ name: string; served?: boolean }> };
   status?: { conditions?: Array<{ type: string; status: string }> };
 }
 
 const ESTABLISHED_TIMEOUT_MS = 60_000;
 
-/** Creates or updates every CustomResourceDefinition in `dir` and waits until each is Established. */
+/**
+ * Creates or updates every CustomResourceDefinition in `dir` and waits until each is Established
+ * and discovery lists it in exactly the versions it serves. Established comes first: the API server's
+ * discovery controller adds versions on its own queue a moment later, and a client that discovered
+ * in between would take a v1beta1-and-v1alpha1 kind for v1alpha1 only and write through the
+ * v1alpha1 schema, losing v1beta1's fields (a NodeImage's pullSecrets[].mode in one CI run).
+ */
 export async function installCrds(rest: RestClient, dir: string): Promise<string[]> {
   const crds = new Resource<Crd>(rest, core.crds);
   const names: string[] = [];
+  const served: Array<{ group: string; plural: string; versions: Set<string> }> = [];
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()) {
     for (const doc of loadAll(readFileSync(join(dir, file), 'utf8')) as Crd[]) {
       if (doc?.kind !== 'CustomResourceDefinition') continue;
@@ -29,6 +36,8 @@ export async function installCrds(rest: RestClient, dir: string): Promise<string
         await crds.create(doc);
       }
       names.push(name);
+      const versions = new Set((doc.spec?.versions ?? []).filter((v) => v.served !== false).map((v) => v.name));
+      served.push({ group: doc.spec?.group ?? '', plural: doc.spec?.names?.plural ?? '', versions });
     }
   }
   const deadline = Date.now() + ESTABLISHED_TIMEOUT_MS;
@@ -38,6 +47,26 @@ export async function installCrds(rest: RestClient, dir: string): Promise<string
       if (cur.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
       if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after ${ESTABLISHED_TIMEOUT_MS} ms`);
       await sleep(100);
+    }
+  }
+  // A version a CRD no longer serves (one replaced by a CRD serving fewer) leaves discovery late too.
+  const groupVersions = new Map<string, Set<string>>();
+  for (const c of served) for (const v of c.versions) groupVersions.set(c.group, (groupVersions.get(c.group) ?? new Set()).add(v));
+  for (const c of served) {
+    for (const version of groupVersions.get(c.group) ?? []) {
+      const path = `/apis/${c.group}/${version}`;
+      for (;;) {
+        const listed = await rest.request<{ resources?: Array<{ name: string }> }>('GET', path).then(
+          (list) => (list.resources ?? []).some((r) => r.name === c.plural),
+          (err: unknown) => {
+            if (err instanceof ApiError && err.notFound) return false;
+            throw err;
+          },
+        );
+        if (listed === c.versions.has(version)) break;
+        if (Date.now() > deadline) throw new Error(`discovery of ${path} ${listed ? 'still lists' : 'does not list'} ${c.plural} after ${ESTABLISHED_TIMEOUT_MS} ms`);
+        await sleep(100);
+      }
     }
   }
   return names;

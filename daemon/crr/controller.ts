@@ -211,6 +211,7 @@ export class CrrExecutor {
           podAddress: () => (address ??= podAddress(this.deps.cri, pod.uid, this.signal)),
           log: log.child({ container: t.name }),
           signal: this.signal,
+          seenAtMs: seen,
           beforeStop: (preStopMs) => {
             if (seen !== undefined) this.deps.metrics.crrStopLatency.observe(Math.max(0, Date.now() - seen - preStopMs - unreadyMs) / 1000);
           },

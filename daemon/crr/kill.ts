@@ -21,6 +21,8 @@ export interface KillDeps {
   crrName: string;
   podAddress: () => Promise<string>;
   log: Logger;
+  /** When this daemon first saw the CRR: the stop's log line says how long ago that was. */
+  seenAtMs?: number | undefined;
   /** Called right before StopContainer, with how long the preStop hook took. */
   beforeStop?: (preStopMs: number) => void;
   signal?: AbortSignal | undefined;
@@ -59,7 +61,7 @@ export async function killContainer(t: KillTarget, d: KillDeps): Promise<string 
   grace = Math.max(grace, MIN_CRR_STOP_GRACE_SECONDS);
   if (d.signal?.aborted) return 'the daemon is stopping';
   d.beforeStop?.(preStopMs);
-  d.log.info('stopping container', { container: t.name, containerId: t.containerId, graceSeconds: grace });
+  d.log.info('stopping container', { container: t.name, containerId: t.containerId, graceSeconds: grace, sinceSeenMs: d.seenAtMs === undefined ? undefined : Date.now() - d.seenAtMs });
   try {
     await d.cri.stopContainer(t.containerId, grace, d.signal ? { signal: d.signal } : {});
     return undefined;
