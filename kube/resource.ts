@@ -70,6 +70,14 @@ export class Resource<T extends KubeObject> {
     return this.decode(await this.rest.request<T>('GET', this.path(namespace, name), priority !== undefined ? { priority } : {}));
   }
 
+  /**
+   * Served from the API server's watch cache (resourceVersion=0): no read through to etcd, at the
+   * price of possibly being a moment behind it.
+   */
+  async getFromCache(namespace: string | undefined, name: string, priority?: Priority): Promise<T> {
+    return this.decode(await this.rest.request<T>('GET', this.path(namespace, name), { query: { resourceVersion: '0' }, ...(priority !== undefined ? { priority } : {}) }));
+  }
+
   /** One page or, with no limit, everything. */
   async list(namespace: string | undefined, o: ListOptions = {}, signal?: AbortSignal): Promise<KubeList<T>> {
     const page = await this.rest.request<KubeList<T>>('GET', this.path(namespace), {
