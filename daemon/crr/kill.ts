@@ -5,6 +5,7 @@ import { MIN_CRR_STOP_GRACE_SECONDS } from '../../api/limits.js';
 import type { EventRecorder, EventTarget } from '../../kube/events.js';
 import type { Logger } from '../../kube/log.js';
 import type { CriClient } from '../cri/client.js';
+import { CriError } from '../cri/errors.js';
 import { runPreStop } from './prestop.js';
 import type { KillTarget } from './step.js';
 
@@ -66,6 +67,13 @@ export async function killContainer(t: KillTarget, d: KillDeps): Promise<string 
     await d.cri.stopContainer(t.containerId, grace, d.signal ? { signal: d.signal } : {});
     return undefined;
   } catch (err) {
+    // The runtime removed this instance since it was listed (it had exited): it is not running,
+    // which is what the stop was for, and the kubelet brings the container back; counting it as a
+    // failed stop would fail a CRR under failurePolicy Fail for a container that is recreated.
+    if (err instanceof CriError && err.kind === 'not-found') {
+      d.log.info('container already gone', { container: t.name, containerId: t.containerId });
+      return undefined;
+    }
     return (err as Error).message;
   }
 }

@@ -1,6 +1,10 @@
 import { CriClient } from '../../daemon/cri/client.js';
+import { killContainer } from '../../daemon/crr/kill.js';
+import { EventRecorder } from '../../kube/events.js';
+import { componentLogger } from '../../kube/log.js';
 import { testEnv } from '../helpers/env.js';
 import { hostNetworkSandbox, removeSandbox, runContainer } from '../helpers/cri.js';
+import { restClient } from '../helpers/kube.js';
 
 const env = testEnv();
 const cri = new CriClient(env.criSocket);
@@ -67,5 +71,31 @@ describe('CRI runtime service with a host-network pod on real containerd', () =>
 
   it('reports NOT_FOUND for an unknown container', async () => {
     await expect(cri.stopContainer('does-not-exist', 0)).rejects.toMatchObject({ kind: 'not-found' });
+  });
+
+  it("a CRR's stop of an instance that exited, or that the runtime removed since it was listed, is done at once, not a failure", async () => {
+    const rest = restClient();
+    const deps = {
+      cri,
+      events: new EventRecorder(rest, { component: 'kruise-daemon-test' }),
+      pod: { name: 'cri-pods', namespace: 'kruise-ts-test', uid: sandbox.metadata?.uid ?? '' },
+      crrName: 'r',
+      podAddress: async () => '127.0.0.1',
+      log: componentLogger('crr-test'),
+    };
+    try {
+      const id = await runContainer(cri, sandboxId, sandbox, 'named-by-crr', busybox, ['/bin/sleep', 'infinity']);
+      await cri.stopContainer(id, 0);
+      const target = { name: 'named-by-crr', containerId: id, graceSeconds: 30, container: { name: 'named-by-crr' } };
+      const t0 = Date.now();
+      expect(await killContainer(target, deps)).toBeUndefined();
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      await cri.runtime('RemoveContainer', { container_id: id });
+      expect(await killContainer(target, deps)).toBeUndefined();
+      // Any other failure is still one.
+      await expect(killContainer({ ...target, containerId: '' }, deps)).resolves.toMatch(/StopContainer/);
+    } finally {
+      await rest.close();
+    }
   });
 });
