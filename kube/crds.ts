@@ -4,6 +4,7 @@ import { loadAll } from 'js-yaml';
 import { sleep } from './informer.js';
 import { ApiError, type RestClient } from './rest.js';
 import type { KubeObject } from '../api/types/common.js';
+import { servedPlurals } from './kruise.js';
 import { core, Resource } from './resource.js';
 
 interface Crd extends KubeObject {
@@ -50,21 +51,16 @@ export async function installCrds(rest: RestClient, dir: string): Promise<string
     }
   }
   // A version a CRD no longer serves (one replaced by a CRD serving fewer) leaves discovery late too.
+  // One discovery read per group-version and look covers every CRD of that group.
   const groupVersions = new Map<string, Set<string>>();
   for (const c of served) for (const v of c.versions) groupVersions.set(c.group, (groupVersions.get(c.group) ?? new Set()).add(v));
-  for (const c of served) {
-    for (const version of groupVersions.get(c.group) ?? []) {
-      const path = `/apis/${c.group}/${version}`;
+  for (const [group, versions] of groupVersions) {
+    for (const version of versions) {
       for (;;) {
-        const listed = await rest.request<{ resources?: Array<{ name: string }> }>('GET', path).then(
-          (list) => (list.resources ?? []).some((r) => r.name === c.plural),
-          (err: unknown) => {
-            if (err instanceof ApiError && err.notFound) return false;
-            throw err;
-          },
-        );
-        if (listed === c.versions.has(version)) break;
-        if (Date.now() > deadline) throw new Error(`discovery of ${path} ${listed ? 'still lists' : 'does not list'} ${c.plural} after ${ESTABLISHED_TIMEOUT_MS} ms`);
+        const listed = await servedPlurals(rest, version, group);
+        const behind = served.filter((c) => c.group === group && listed.has(c.plural) !== c.versions.has(version)).map((c) => c.plural);
+        if (behind.length === 0) break;
+        if (Date.now() > deadline) throw new Error(`discovery of /apis/${group}/${version} does not yet agree with the CRDs for ${behind.join(', ')} after ${ESTABLISHED_TIMEOUT_MS} ms`);
         await sleep(100);
       }
     }

@@ -71,10 +71,10 @@ export function kruiseApiFor(versions: KruiseVersions): KruiseApi {
 /** The kinds as deploy/crds serves them: v1beta1, the storage version (as upstream since v1.9). */
 export const kruise: KruiseApi = kruiseApiFor({ nodeImages: VERSION_V1BETA1, imagePullJobs: VERSION_V1BETA1, imageListPullJobs: VERSION_V1BETA1, crrs: VERSION_V1BETA1 });
 
-/** The plurals apps.kruise.io/<version> serves; empty when the version is not served. */
-async function servedPlurals(rest: RestClient, version: string): Promise<Set<string>> {
+/** The plurals <group>/<version> serves (apps.kruise.io by default); empty when the version is not served. */
+export async function servedPlurals(rest: RestClient, version: string, group: string = GROUP): Promise<Set<string>> {
   try {
-    const list = await rest.request<{ resources?: Array<{ name: string }> }>('GET', `/apis/${GROUP}/${version}`, { timeoutMs: 10_000 });
+    const list = await rest.request<{ resources?: Array<{ name: string }> }>('GET', `/apis/${group}/${version}`, { timeoutMs: 10_000 });
     return new Set((list.resources ?? []).map((r) => r.name));
   } catch (err) {
     if (err instanceof ApiError && err.notFound) return new Set();
