@@ -3,7 +3,6 @@ import type { Pod, Secret } from '../../api/types/core.js';
 // at most `parallelism` nodes pulling at once, and reports the nodes' results in the job's status.
 // Everything is read from the shared caches; a reconcile writes only the NodeImages whose desired
 // state changes, and the job's status only when it changes.
-import pLimit from 'p-limit';
 import {
   EVENT_SOURCE_IMAGE_PULL_JOB_CONTROLLER,
   EVENT_TYPE_NORMAL,
@@ -31,6 +30,7 @@ import { ApiError } from '../../kube/rest.js';
 import { Resource } from '../../kube/resource.js';
 import type { Result } from '../../kube/workqueue.js';
 import { deleteIfExists, updateWithRetry } from '../../kube/write.js';
+import { WriteSlots } from '../../kube/write-slots.js';
 import type { ControllerContext } from '../context.js';
 import { ACTIVE, activeJobs, isActiveJob, activeJobsByPullSecret, activePodSelectorJobsByNamespace, nodeImagesByOwnerUid, podsByNamespace, podsByNode } from '../informers.js';
 import { isDeleting } from '../../api/object-meta.js';
@@ -45,8 +45,14 @@ import { gainedRoom, ownersToWake, progressOwners } from './wake.js';
 
 const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
 
-/** NodeImage writes one reconcile has in flight at once. */
-const WRITE_CONCURRENCY = 10;
+/**
+ * NodeImage writes the controller has in flight at once, all jobs together: enough to keep the API
+ * server's write path busy (a plain client writing NodeImages gains nothing past about this many),
+ * bounded so that any number of workers stays far below its max-mutating-requests-inflight (200).
+ */
+const WRITES_IN_FLIGHT = 64;
+/** One reconcile's share of them, so jobs reconciled at once interleave instead of queueing whole. */
+const WRITES_PER_RECONCILE = 32;
 /** Events from NodeImages and pods are gathered this long, so a burst of them is one reconcile. */
 const WAKE_BATCH_MS = 200;
 
@@ -71,6 +77,7 @@ class ImagePullJobController {
   /** Warnings already given, so a Never job reconciled again and again does not repeat them. */
   private readonly warned = new Set<string>();
   private stopping = false;
+  private readonly writeSlots = new WriteSlots(WRITES_IN_FLIGHT, WRITES_PER_RECONCILE);
 
   constructor(ctx: ControllerContext) {
     this.log = ctx.logger.child({ controller: IMAGE_PULL_JOB_CONTROLLER });
@@ -276,7 +283,7 @@ class ImagePullJobController {
    */
   private async writeNodeImages(job: ImagePullJob, target: JobTarget, todo: ReadonlyArray<[string, WriteKind]>, log: Logger): Promise<number> {
     if (todo.length === 0) return 0;
-    const limit = pLimit(WRITE_CONCURRENCY);
+    const limit = this.writeSlots.forReconcile();
     const errors: unknown[] = [];
     let unwritten = 0;
     await Promise.all(
