@@ -35,6 +35,9 @@ describe('benchmark harness (smoke)', () => {
     expect(figures.get('simWatchesPerDaemon')).toBe(2);
     expect(figures.get('simWritesPerNodePerTag')).toBeGreaterThan(0);
     expect(figures.get('simManagerPeakRssMiB')).toBeGreaterThan(0);
+    // The manager's fan-out is read from the API server's audit log: one write per selected node.
+    expect(figures.get('simManagerWritesPerNode')).toBe(1);
+    expect(figures.get('simFanoutRatio')).toBeGreaterThan(0);
 
     const cmp = await node('hack/bench/compare.js', [results], {});
     expect(cmp.code).toBe(0);

@@ -9,7 +9,7 @@
 // SIM_WORKERS (one per 1,000 nodes), SIM_REST_SECONDS (0: how long to watch the cluster at rest),
 // SIM_TITLE (the section's heading).
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
@@ -29,6 +29,8 @@ interface SimEnv {
   kubeconfig: string;
   envDir: string;
   apiServer: string;
+  /** The API server's audit log of kruise-ts's ServiceAccounts' requests (hack/lib/cluster.sh). */
+  auditLog: string;
 }
 
 const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as SimEnv;
@@ -188,8 +190,45 @@ async function limitWrites(): Promise<{ specSeconds: number; statusSeconds: numb
   return { specSeconds: (s1 - s0) / 1000, statusSeconds: (Date.now() - s1) / 1000 };
 }
 
+interface AuditEntry {
+  stage?: string;
+  verb?: string;
+  user?: { username?: string };
+  objectRef?: { resource?: string; subresource?: string; name?: string };
+  responseStatus?: { code?: number };
+  stageTimestamp?: string;
+}
+
+const auditSize = (): number => (existsSync(env.auditLog) ? statSync(env.auditLog).size : 0);
+
+/**
+ * The manager's NodeImage spec writes to the run's nodes since `from` (bytes into the audit log), as
+ * the API server recorded them: how many it accepted and when it answered the last one. The fan-out
+ * is the manager's part only; when each daemon's watch brings the change is the API server's.
+ */
+function managerWrites(from: number): { count: number; lastMs: number } {
+  const ours = new Set(names);
+  let count = 0;
+  let lastMs = 0;
+  const text = existsSync(env.auditLog) ? readFileSync(env.auditLog).subarray(from).toString('utf8') : '';
+  for (const line of text.split('\n')) {
+    // The last line may be half written.
+    if (!line.includes('"nodeimages"') || !line.endsWith('}')) continue;
+    const e = JSON.parse(line) as AuditEntry;
+    const ref = e.objectRef;
+    if (e.stage !== 'ResponseComplete' || e.verb !== 'update' || ref?.resource !== 'nodeimages' || ref.subresource !== undefined) continue;
+    if (!e.user?.username?.endsWith(':kruise-ts-manager') || !ours.has(ref.name ?? '') || (e.responseStatus?.code ?? 0) >= 300) continue;
+    count++;
+    lastMs = Math.max(lastMs, Date.parse(e.stageTimestamp ?? ''));
+  }
+  return { count, lastMs };
+}
+
 interface JobsRun {
   seconds: number;
+  /** The manager's last NodeImage write answered, from the audit log. */
+  managerSeconds: number;
+  managerWrites: number;
   fanoutSeconds: number;
   lastStatusSeconds: number;
   writes: number;
@@ -204,6 +243,7 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const api0 = apiServerPid ? cpuSeconds(apiServerPid) : 0;
   let peak = rssMiB(managerPid);
   let apiPeak = apiServerPid ? rssMiB(apiServerPid) : 0;
+  const auditFrom = auditSize();
   const start = Date.now();
   const created = await Promise.all(
     Array.from({ length: n }, (_, i) =>
@@ -227,8 +267,9 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const times = created.map((j) => after.images.get(`sim.local/${j.metadata?.name ?? ''}`));
   const fanoutSeconds = Math.max(...times.map((t) => ((t?.seenLast ?? start) - start) / 1000));
   const lastStatusSeconds = Math.max(...times.map((t) => ((t?.doneLast ?? start) - start) / 1000));
+  const written = managerWrites(auditFrom);
   for (const j of created) await jobs.delete(NS, j.metadata?.name ?? '').catch(() => undefined);
-  return { seconds, fanoutSeconds, lastStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak };
+  return { seconds, managerSeconds: (written.lastMs - start) / 1000, managerWrites: written.count, fanoutSeconds, lastStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak };
 }
 
 const lim = await limitWrites();
@@ -275,7 +316,7 @@ await admin.close();
 const runSeconds = one.seconds + many.seconds;
 const managerCpuPercent = (100 * (one.cpu + many.cpu)) / runSeconds;
 const managerPeak = Math.max(one.peak, many.peak);
-const fanoutRatio = one.fanoutSeconds / lim.specSeconds;
+const fanoutRatio = one.managerSeconds / lim.specSeconds;
 // A node's status write follows its tag by the pull's delay; the daemons' writes overlap the
 // fan-out, so the two are held against the limit's two write phases together.
 const endToEndRatio = (one.lastStatusSeconds - DELAY / 1000) / (lim.specSeconds + lim.statusSeconds);
@@ -290,6 +331,7 @@ record('simManagerPeakRssMiB', managerPeak);
 record('simManagerCpuPercent', managerCpuPercent);
 record('simOneJobSeconds', one.seconds);
 record('simFanoutRatio', fanoutRatio);
+record('simManagerWritesPerNode', one.managerWrites / N);
 record('simEndToEndRatio', endToEndRatio);
 
 const f = (x: number, d = 1): string => x.toFixed(d);
@@ -300,10 +342,12 @@ console.log(
 console.log('| measurement | value | target |\n| --- | --- | --- |');
 console.log(`| set-up: ${N} Nodes and ${2 * N} NodeImages created; the daemons started and synced | ${f(objectsSeconds)} s; ${f(startupSeconds)} s | |`);
 console.log(`| limit: ${N} NodeImage spec writes; ${N} status writes | ${f(lim.specSeconds)} s (${f(N / lim.specSeconds, 0)}/s); ${f(lim.statusSeconds)} s (${f(N / lim.statusSeconds, 0)}/s) | |`);
-console.log(`| one ImagePullJob over all nodes (parallelism ${PAR}): every NodeImage carries its tag / last status seen / job complete | ${f(one.fanoutSeconds)} s / ${f(one.lastStatusSeconds)} s / ${f(one.seconds)} s | |`);
-console.log(`| manager fan-out ÷ the limit's spec writes | ${f(fanoutRatio, 2)} | ≤ 1.2 |`);
+console.log(
+  `| one ImagePullJob over all nodes (parallelism ${PAR}): the manager's last NodeImage write answered / every daemon has seen its tag / last status seen / job complete | ${f(one.managerSeconds)} s / ${f(one.fanoutSeconds)} s / ${f(one.lastStatusSeconds)} s / ${f(one.seconds)} s | |`,
+);
+console.log(`| manager fan-out (its last NodeImage write answered, by the API server's audit log; ${f(one.managerWrites / N, 2)} writes per node) ÷ the limit's spec writes | ${f(fanoutRatio, 2)} | ≤ 1.2 |`);
 console.log(`| (last status − pull delay) ÷ the limit's spec + status writes | ${f(endToEndRatio, 2)} | ≤ 1.2 |`);
-console.log(`| ${JOBS} ImagePullJobs at once over all nodes: all tags placed / job complete | ${f(many.fanoutSeconds)} s / ${f(many.seconds)} s | |`);
+console.log(`| ${JOBS} ImagePullJobs at once over all nodes: the manager's last NodeImage write answered / every daemon has seen its tags / job complete | ${f(many.managerSeconds)} s / ${f(many.fanoutSeconds)} s / ${f(many.seconds)} s | |`);
 console.log(`| watches held open per daemon, after start-up / at most | ${f(watchesPerDaemon, 2)} / ${f(end.peakOpenWatches / N, 2)} | ≤ 2 |`);
 console.log(`| watches ended by the server at their timeout / early / failed (all daemons, whole run) | ${end.watchEnds.timeout} / ${end.watchEnds.early} / ${end.watchEnds.error} | |`);
 console.log(`| re-lists after start-up (all daemons); of them after a 410 | ${relistsAfterStartup}; ${end.relistsAfterGone} | 0 |`);
