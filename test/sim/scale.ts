@@ -203,13 +203,13 @@ const auditSize = (): number => (existsSync(env.auditLog) ? statSync(env.auditLo
 
 /**
  * The manager's NodeImage spec writes to the run's nodes since `from` (bytes into the audit log), as
- * the API server recorded them: how many it accepted and when it answered the last one. The fan-out
- * is the manager's part only; when each daemon's watch brings the change is the API server's.
+ * the API server recorded them: how many it accepted and when it answered the `placing`-th, the one
+ * that completed placing every tag (a job's later writes, taking its tag off, do not count). The
+ * fan-out is the manager's part only; when each daemon's watch brings the change is the API server's.
  */
-function managerWrites(from: number): { count: number; lastMs: number } {
+function managerWrites(from: number, placing: number): { count: number; placedMs: number } {
   const ours = new Set(names);
-  let count = 0;
-  let lastMs = 0;
+  const answered: number[] = [];
   const text = existsSync(env.auditLog) ? readFileSync(env.auditLog).subarray(from).toString('utf8') : '';
   for (const line of text.split('\n')) {
     // The last line may be half written.
@@ -218,15 +218,15 @@ function managerWrites(from: number): { count: number; lastMs: number } {
     const ref = e.objectRef;
     if (e.stage !== 'ResponseComplete' || e.verb !== 'update' || ref?.resource !== 'nodeimages' || ref.subresource !== undefined) continue;
     if (!e.user?.username?.endsWith(':kruise-ts-manager') || !ours.has(ref.name ?? '') || (e.responseStatus?.code ?? 0) >= 300) continue;
-    count++;
-    lastMs = Math.max(lastMs, Date.parse(e.stageTimestamp ?? ''));
+    answered.push(Date.parse(e.stageTimestamp ?? ''));
   }
-  return { count, lastMs };
+  answered.sort((a, b) => a - b);
+  return { count: answered.length, placedMs: answered[Math.min(placing, answered.length) - 1] ?? Number.NaN };
 }
 
 interface JobsRun {
   seconds: number;
-  /** The manager's last NodeImage write answered, from the audit log. */
+  /** The manager's NodeImage write that completed placing the tags answered, from the audit log. */
   managerSeconds: number;
   managerWrites: number;
   fanoutSeconds: number;
@@ -267,9 +267,9 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const times = created.map((j) => after.images.get(`sim.local/${j.metadata?.name ?? ''}`));
   const fanoutSeconds = Math.max(...times.map((t) => ((t?.seenLast ?? start) - start) / 1000));
   const lastStatusSeconds = Math.max(...times.map((t) => ((t?.doneLast ?? start) - start) / 1000));
-  const written = managerWrites(auditFrom);
+  const written = managerWrites(auditFrom, N * n);
   for (const j of created) await jobs.delete(NS, j.metadata?.name ?? '').catch(() => undefined);
-  return { seconds, managerSeconds: (written.lastMs - start) / 1000, managerWrites: written.count, fanoutSeconds, lastStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak };
+  return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, fanoutSeconds, lastStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak };
 }
 
 const lim = await limitWrites();
@@ -343,11 +343,11 @@ console.log('| measurement | value | target |\n| --- | --- | --- |');
 console.log(`| set-up: ${N} Nodes and ${2 * N} NodeImages created; the daemons started and synced | ${f(objectsSeconds)} s; ${f(startupSeconds)} s | |`);
 console.log(`| limit: ${N} NodeImage spec writes; ${N} status writes | ${f(lim.specSeconds)} s (${f(N / lim.specSeconds, 0)}/s); ${f(lim.statusSeconds)} s (${f(N / lim.statusSeconds, 0)}/s) | |`);
 console.log(
-  `| one ImagePullJob over all nodes (parallelism ${PAR}): the manager's last NodeImage write answered / every daemon has seen its tag / last status seen / job complete | ${f(one.managerSeconds)} s / ${f(one.fanoutSeconds)} s / ${f(one.lastStatusSeconds)} s / ${f(one.seconds)} s | |`,
+  `| one ImagePullJob over all nodes (parallelism ${PAR}): the manager's NodeImage writes answered / every daemon has seen its tag / last status seen / job complete | ${f(one.managerSeconds)} s / ${f(one.fanoutSeconds)} s / ${f(one.lastStatusSeconds)} s / ${f(one.seconds)} s | |`,
 );
-console.log(`| manager fan-out (its last NodeImage write answered, by the API server's audit log; ${f(one.managerWrites / N, 2)} writes per node) ÷ the limit's spec writes | ${f(fanoutRatio, 2)} | ≤ 1.2 |`);
+console.log(`| manager fan-out (its writes placing the tag answered, by the API server's audit log; ${f(one.managerWrites / N, 2)} writes per node) ÷ the limit's spec writes | ${f(fanoutRatio, 2)} | ≤ 1.2 |`);
 console.log(`| (last status − pull delay) ÷ the limit's spec + status writes | ${f(endToEndRatio, 2)} | ≤ 1.2 |`);
-console.log(`| ${JOBS} ImagePullJobs at once over all nodes: the manager's last NodeImage write answered / every daemon has seen its tags / job complete | ${f(many.managerSeconds)} s / ${f(many.fanoutSeconds)} s / ${f(many.seconds)} s | |`);
+console.log(`| ${JOBS} ImagePullJobs at once over all nodes: the manager's writes placing the tags answered / every daemon has seen its tags / job complete | ${f(many.managerSeconds)} s / ${f(many.fanoutSeconds)} s / ${f(many.seconds)} s | |`);
 console.log(`| watches held open per daemon, after start-up / at most | ${f(watchesPerDaemon, 2)} / ${f(end.peakOpenWatches / N, 2)} | ≤ 2 |`);
 console.log(`| watches ended by the server at their timeout / early / failed (all daemons, whole run) | ${end.watchEnds.timeout} / ${end.watchEnds.early} / ${end.watchEnds.error} | |`);
 console.log(`| re-lists after start-up (all daemons); of them after a 410 | ${relistsAfterStartup}; ${end.relistsAfterGone} | 0 |`);
