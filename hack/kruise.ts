@@ -20,6 +20,8 @@ export interface LocalEnv {
   kubeconfig: string;
   registryOpen: string;
   nodes: Array<{ name: string; criSocket: string; containerdDir: string }>;
+  /** The API server's audit log of kruise-ts's ServiceAccounts' requests (hack/lib/cluster.sh). */
+  auditLog: string;
 }
 
 export interface Installation {

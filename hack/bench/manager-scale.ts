@@ -23,6 +23,7 @@ import { updateWithRetry } from '../../kube/write.js';
 import { cpuSeconds, rssMiB } from './proc.js';
 import { summarizeHeap } from './heap-summary.js';
 import { record } from './stats.js';
+import { auditSize, managerNodeImageWrites } from './audit.js';
 import { jobTarget, tagPullPolicy } from '../../manager/imagepulljob/target.js';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../api/installation.js';
 import { install, managerArgs, portOffset, startManager, stopPid, type LocalEnv } from '../kruise.js';
@@ -213,28 +214,32 @@ async function main(): Promise<void> {
     const imageA = 'bench.local/scale-a';
     const before = await scrape();
     const cpu0 = cpuSeconds(pid);
+    const auditFrom = auditSize(env.auditLog);
     t0 = Date.now();
     await jobs.create({ metadata: { name: 'scale-a', namespace: NS }, spec: { image: `${imageA}:1.0`, parallelism: N, completionPolicy: { type: 'Always' }, selector: { matchLabels: { 'kruise-bench/run': RUN } } } });
     const carries = (): number => inf.list().filter((ni) => ni.spec?.images?.[imageA]).length;
     await until(inf, () => carries() === N, 1_800_000, 'tags');
-    const tagged = Date.now() - t0;
+    const seen = Date.now() - t0;
     await until(jobInf, () => jobInf.get(`${NS}/scale-a`)?.status?.completionTime !== undefined, 1_800_000, 'job a');
     const completed = Date.now() - t0;
     await sleep(2000);
     const after = await scrape();
     const cpuA = cpuSeconds(pid) - cpu0;
     const niWrites = writes(after, 'nodeimages') - writes(before, 'nodeimages');
+    const placed = managerNodeImageWrites(env.auditLog, auditFrom, new Set(Array.from({ length: N }, (_, i) => nodeName(i))), N);
+    const tagged = placed.placedMs - t0;
     const conflicts = total(after, 'kruise_manager_api_requests_total', 'resource="nodeimages"', 'code="409"') - total(before, 'kruise_manager_api_requests_total', 'resource="nodeimages"', 'code="409"');
     record('managerOneJobNodes', N);
     record('managerOneJobTaggedSeconds', tagged / 1000);
     record('managerOneJobCpuPercent', (100 * cpuA) / (completed / 1000));
-    rows.push(['(a) every NodeImage carries the tag', `${(tagged / 1000).toFixed(1)} s`]);
+    rows.push(['(a) the manager\'s writes placing the tag on every NodeImage answered (the API server\'s audit log)', `${(tagged / 1000).toFixed(1)} s`]);
+    rows.push(['(a) the benchmark\'s own watch has seen every tag', `${(seen / 1000).toFixed(1)} s`]);
     rows.push(['(a) job completed (simulated daemons answer at once)', `${(completed / 1000).toFixed(1)} s`]);
     rows.push(['(a) manager NodeImage writes per node', `${(niWrites / N).toFixed(3)} (${niWrites} writes, ${conflicts} conflicts)`]);
     const failedA = jobInf.get(`${NS}/scale-a`)?.status?.failed ?? 0;
     rows.push(['(a) nodes failed', String(failedA)]);
     rows.push(['(a) manager CPU while it ran', `${cpuA.toFixed(1)} s (${((100 * cpuA) / (completed / 1000)).toFixed(0)}% of a core)`]);
-    log(`(a) done: tags ${tagged} ms, completed ${completed} ms, ${niWrites} NodeImage writes, simulated status writes ${sim.written()}`);
+    log(`(a) done: tags placed ${tagged} ms, seen ${seen} ms, completed ${completed} ms, ${niWrites} NodeImage writes, simulated status writes ${sim.written()}`);
 
     // (b) J Never jobs over M nodes, REPOS repositories with 10 tags each (many jobs per image name,
     // as CloneSet pre-download produces); created paused, the NodeImages are then filled with what

@@ -9,7 +9,7 @@
 // SIM_WORKERS (one per 1,000 nodes), SIM_REST_SECONDS (0: how long to watch the cluster at rest),
 // SIM_TITLE (the section's heading).
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
@@ -23,6 +23,7 @@ import { RestClient } from '../../kube/rest.js';
 import { core, PATCH_MERGE, Resource } from '../../kube/resource.js';
 import { cpuSeconds, rssMiB } from '../../hack/bench/proc.js';
 import { record } from '../../hack/bench/stats.js';
+import { auditSize, managerNodeImageWrites } from '../../hack/bench/audit.js';
 import type { FromWorker, ImageTimes, ToWorker } from './scale-worker.js';
 
 interface SimEnv {
@@ -190,40 +191,6 @@ async function limitWrites(): Promise<{ specSeconds: number; statusSeconds: numb
   return { specSeconds: (s1 - s0) / 1000, statusSeconds: (Date.now() - s1) / 1000 };
 }
 
-interface AuditEntry {
-  stage?: string;
-  verb?: string;
-  user?: { username?: string };
-  objectRef?: { resource?: string; subresource?: string; name?: string };
-  responseStatus?: { code?: number };
-  stageTimestamp?: string;
-}
-
-const auditSize = (): number => (existsSync(env.auditLog) ? statSync(env.auditLog).size : 0);
-
-/**
- * The manager's NodeImage spec writes to the run's nodes since `from` (bytes into the audit log), as
- * the API server recorded them: how many it accepted and when it answered the `placing`-th, the one
- * that completed placing every tag (a job's later writes, taking its tag off, do not count). The
- * fan-out is the manager's part only; when each daemon's watch brings the change is the API server's.
- */
-function managerWrites(from: number, placing: number): { count: number; placedMs: number } {
-  const ours = new Set(names);
-  const answered: number[] = [];
-  const text = existsSync(env.auditLog) ? readFileSync(env.auditLog).subarray(from).toString('utf8') : '';
-  for (const line of text.split('\n')) {
-    // The last line may be half written.
-    if (!line.includes('"nodeimages"') || !line.endsWith('}')) continue;
-    const e = JSON.parse(line) as AuditEntry;
-    const ref = e.objectRef;
-    if (e.stage !== 'ResponseComplete' || e.verb !== 'update' || ref?.resource !== 'nodeimages' || ref.subresource !== undefined) continue;
-    if (!e.user?.username?.endsWith(':kruise-ts-manager') || !ours.has(ref.name ?? '') || (e.responseStatus?.code ?? 0) >= 300) continue;
-    answered.push(Date.parse(e.stageTimestamp ?? ''));
-  }
-  answered.sort((a, b) => a - b);
-  return { count: answered.length, placedMs: answered[Math.min(placing, answered.length) - 1] ?? Number.NaN };
-}
-
 interface JobsRun {
   seconds: number;
   /** The manager's NodeImage write that completed placing the tags answered, from the audit log. */
@@ -243,7 +210,7 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const api0 = apiServerPid ? cpuSeconds(apiServerPid) : 0;
   let peak = rssMiB(managerPid);
   let apiPeak = apiServerPid ? rssMiB(apiServerPid) : 0;
-  const auditFrom = auditSize();
+  const auditFrom = auditSize(env.auditLog);
   const start = Date.now();
   const created = await Promise.all(
     Array.from({ length: n }, (_, i) =>
@@ -267,7 +234,7 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const times = created.map((j) => after.images.get(`sim.local/${j.metadata?.name ?? ''}`));
   const fanoutSeconds = Math.max(...times.map((t) => ((t?.seenLast ?? start) - start) / 1000));
   const lastStatusSeconds = Math.max(...times.map((t) => ((t?.doneLast ?? start) - start) / 1000));
-  const written = managerWrites(auditFrom, N * n);
+  const written = managerNodeImageWrites(env.auditLog, auditFrom, new Set(names), N * n);
   for (const j of created) await jobs.delete(NS, j.metadata?.name ?? '').catch(() => undefined);
   return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, fanoutSeconds, lastStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak };
 }
