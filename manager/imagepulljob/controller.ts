@@ -46,9 +46,10 @@ import { gainedRoom, ownersToWake, progressOwners } from './wake.js';
 const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
 
 /**
- * NodeImage writes the controller has in flight at once, all jobs together: enough to keep the API
- * server's write path busy (a plain client writing NodeImages gains nothing past about this many),
- * bounded so that any number of workers stays far below its max-mutating-requests-inflight (200).
+ * NodeImage writes the controller has in flight at once, all jobs together: as many as bench:scale's
+ * plain client uses to find the API server's limit (10 per reconcile took a 1,000-node fan-out
+ * past it), bounded so that any number of workers stays far below the API server's default
+ * max-mutating-requests-inflight (200).
  */
 const WRITES_IN_FLIGHT = 64;
 /** One reconcile's share of them, so jobs reconciled at once interleave instead of queueing whole. */
