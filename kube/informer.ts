@@ -36,6 +36,13 @@ export interface InformerOptions {
   backoffMinMs?: number;
   backoffMaxMs?: number;
   /**
+   * The longest wait before coming back to a server that keeps ending the watch early (30 s): a
+   * daemon is one of thousands that must come back spread out; a controller's cluster-wide watch is
+   * one client, and every second it stays away its cache falls behind (and out of the server's
+   * event window, into a full re-list).
+   */
+  sheddingBackoffMaxMs?: number;
+  /**
    * The server ends each watch after a time drawn from [this, twice this) seconds (client-go's
    * reflector: 300). Every end is a new watch request, which thousands of daemons multiply.
    */
@@ -151,7 +158,9 @@ export class Informer<T extends KubeObject> {
   private async loop(signal: AbortSignal): Promise<void> {
     const min = this.opts.backoffMinMs ?? 800;
     const max = this.opts.backoffMaxMs ?? 30_000;
+    const shedMax = this.opts.sheddingBackoffMaxMs ?? 30_000;
     let backoff = min;
+    let shedBackoff = min;
     let needList = true;
     let earlyEnds = 0;
     while (!signal.aborted) {
@@ -171,6 +180,7 @@ export class Informer<T extends KubeObject> {
         const endedEarly = !expired && lasted < timeoutMs - 5_000;
         if (!endedEarly || lasted >= 60_000) {
           backoff = min;
+          shedBackoff = min;
           earlyEnds = 0;
         }
         if (endedEarly) {
@@ -182,8 +192,8 @@ export class Informer<T extends KubeObject> {
           earlyEnds++;
           this.stats.earlyWatchEnds++;
           if (earlyEnds > 1 || lasted < 1_000) {
-            await sleep(backoff * (0.5 + Math.random()), signal);
-            backoff = Math.min(max, backoff * 2);
+            await sleep(shedBackoff * (0.5 + Math.random()), signal);
+            shedBackoff = Math.min(shedMax, shedBackoff * 2);
           }
         }
       } catch (err) {

@@ -16,7 +16,7 @@ export class InformerFactory {
     private readonly rest: RestClient,
     private readonly logger?: Logger,
     /** Options every informer of this factory gets (the manager's interning transform). */
-    private readonly defaults: Pick<InformerOptions, 'transform'> = {},
+    private readonly defaults: Pick<InformerOptions, 'transform' | 'sheddingBackoffMaxMs'> = {},
   ) {}
 
   informer<T extends KubeObject>(type: ResourceType, opts: Omit<InformerOptions, 'logger'> = {}): Informer<T> {

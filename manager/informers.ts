@@ -16,6 +16,14 @@ import { core } from '../kube/resource.js';
 import { jobOwnerRefs, pullSecretRefs } from './nodeimage/desired.js';
 import { referencesOf } from './imagepulljob/secrets.js';
 
+/**
+ * How long at most the manager's informers stay away from a server that keeps ending their watches
+ * (kube-apiserver sheds watchers that lag when thousands of daemons watch NodeImages). Each is one
+ * cluster-wide watch: away for the informers' usual 30 s, a job's completion trails its nodes'
+ * results, and a resume past the server's event window becomes a full re-list.
+ */
+export const MANAGER_SHEDDING_BACKOFF_MAX_MS = 2_000;
+
 /** Jobs neither finished nor being deleted: the only ones node and pod changes can concern. */
 export function isActiveJob(job: ImagePullJob): boolean {
   return !isDeleting(job) && !job.status?.completionTime;

@@ -10,7 +10,7 @@ import type { RestClient } from '../kube/rest.js';
 import { core, Resource } from '../kube/resource.js';
 import type { ControllerContext, ControllerFactory, ManagerFlags } from './context.js';
 import { controllerFactories } from './controllers.js';
-import { SharedInformers } from './informers.js';
+import { MANAGER_SHEDDING_BACKOFF_MAX_MS, SharedInformers } from './informers.js';
 import type { ManagerMetrics } from './metrics.js';
 import { ensureCerts } from './webhook/certs.js';
 import { injectWebhookConfigurations, type WebhookTarget } from './webhook/configurations.js';
@@ -183,7 +183,7 @@ export class Manager {
   private async startControllers(signal: AbortSignal): Promise<void> {
     // Thousands of NodeImages repeat the same owner references, policies and digests: cached once each.
     const interner = new Interner();
-    const informers = new InformerFactory(this.deps.rest, this.log, { transform: (obj) => interner.intern(obj) });
+    const informers = new InformerFactory(this.deps.rest, this.log, { transform: (obj) => interner.intern(obj), sheddingBackoffMaxMs: MANAGER_SHEDDING_BACKOFF_MAX_MS });
     const ctx: ControllerContext = {
       rest: this.deps.rest,
       kruise: this.deps.kruise,

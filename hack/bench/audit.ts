@@ -5,6 +5,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 
 interface AuditEntry {
+  auditID?: string;
   stage?: string;
   verb?: string;
   user?: { username?: string };
@@ -37,4 +38,37 @@ export function managerNodeImageWrites(auditLog: string, from: number, names: Re
   }
   answered.sort((a, b) => a - b);
   return { count: answered.length, placedMs: answered[Math.min(placing, answered.length) - 1] ?? Number.NaN };
+}
+
+/**
+ * The manager's watches of `resource` logged since `from`: how many it started, and the longest
+ * time it had none open (from a watch's end to the next one's start), when the server closed them.
+ */
+export function managerWatchGaps(auditLog: string, from: number, resource: string): { requests: number; longestGapMs: number } {
+  const text = existsSync(auditLog) ? readFileSync(auditLog).subarray(from).toString('utf8') : '';
+  const open = new Set<string>();
+  const seen = new Set<string>();
+  let requests = 0;
+  let closedAt: number | undefined;
+  let longestGapMs = 0;
+  for (const line of text.split('\n')) {
+    if (!line.includes('"watch"') || !line.includes(`"${resource}"`) || !line.endsWith('}')) continue;
+    const e = JSON.parse(line) as AuditEntry;
+    if (e.verb !== 'watch' || e.objectRef?.resource !== resource || !e.user?.username?.endsWith(':kruise-ts-manager')) continue;
+    const id = e.auditID ?? '';
+    const at = Date.parse(e.stageTimestamp ?? '');
+    if (e.stage === 'ResponseStarted') {
+      requests++;
+      seen.add(id);
+      open.add(id);
+      if (closedAt !== undefined) longestGapMs = Math.max(longestGapMs, at - closedAt);
+      closedAt = undefined;
+    } else if (e.stage === 'ResponseComplete') {
+      // A watch started before `from` ends here too; one refused at once never started.
+      if (!seen.has(id)) requests++;
+      open.delete(id);
+      if (open.size === 0) closedAt ??= at;
+    }
+  }
+  return { requests, longestGapMs };
 }

@@ -258,6 +258,7 @@ async function main(): Promise<void> {
       if ('invalid' in t) throw new Error(t.invalid);
       return t;
     });
+    let filled = 0;
     await createAll(M, async (i) => {
       const name = nodeName(i);
       await updateWithRetry(nis, undefined, name, (fresh) => {
@@ -272,7 +273,8 @@ async function main(): Promise<void> {
       // The node's daemon answers right away: these nodes have no kubelet, so they are not Ready, and
       // the manager fails tags on such nodes that are not answered within a minute.
       await updateWithRetry(nis, undefined, name, sim.answer, { status: true, attempts: 20 });
-    }, 6);
+      if (++filled % 1000 === 0) log(`(b) ${filled} of ${M} NodeImages filled after ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    }, 16);
     const finished = (j: ImagePullJob): boolean => {
       const st = jobInf.get(`${NS}/${j.metadata?.name ?? ''}`)?.status;
       return (st?.succeeded ?? 0) + (st?.failed ?? 0) === M;

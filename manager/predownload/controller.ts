@@ -13,7 +13,7 @@ import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource, type ResourceType } from '../../kube/resource.js';
 import { createIfMissing, deleteIfExists } from '../../kube/write.js';
 import type { ControllerContext } from '../context.js';
-import { jobsByControllerUid } from '../informers.js';
+import { jobsByControllerUid, MANAGER_SHEDDING_BACKOFF_MAX_MS } from '../informers.js';
 import { ANNOTATION_PREDOWNLOAD_FROM, decide, PREDOWNLOAD_FROM_FINISHED } from './decide.js';
 import { fromCloneSet, fromStatefulSet, type Workload } from './workload.js';
 
@@ -73,7 +73,7 @@ class PreDownloadController implements Controller {
         if (owner && (j.status?.failed ?? 0) > 0 && j.status?.completionTime) this.qc.queue.add(`${owner.kind}/${j.metadata?.namespace}/${owner.name}/${owner.uid}`);
       },
     });
-    this.crdInformer = new Informer<Crd>(new Resource<Crd>(ctx.rest, core.crds), { logger: this.log });
+    this.crdInformer = new Informer<Crd>(new Resource<Crd>(ctx.rest, core.crds), { logger: this.log, sheddingBackoffMaxMs: MANAGER_SHEDDING_BACKOFF_MAX_MS });
     this.crdInformer.on({ add: (c) => this.crdChanged(c), update: (_o, c) => this.crdChanged(c), delete: (c) => this.crdGone(c) });
   }
 
@@ -108,7 +108,7 @@ class PreDownloadController implements Controller {
     const kind = this.kindOfCrd(crd);
     if (!kind || this.workloads.has(kind) || !established(crd)) return;
     const stop = new AbortController();
-    const informer = new Informer<KubeObject>(new Resource(this.ctx.rest, kinds[kind].type), { logger: this.log });
+    const informer = new Informer<KubeObject>(new Resource(this.ctx.rest, kinds[kind].type), { logger: this.log, sheddingBackoffMaxMs: MANAGER_SHEDDING_BACKOFF_MAX_MS });
     const enqueue = (o: KubeObject): void => this.qc.queue.add(`${kind}/${o.metadata?.namespace}/${o.metadata?.name}/${o.metadata?.uid}`);
     informer.on({
       add: enqueue,

@@ -30,7 +30,7 @@ interface Recorded {
 
 const byColor: Index<ConfigMap> = { name: 'byColor', keys: (o) => (o.metadata?.labels?.['color'] ? [o.metadata.labels['color']] : []) };
 
-function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fromCache?: boolean; backoffMinMs?: number } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
+function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fromCache?: boolean; backoffMinMs?: number; sheddingBackoffMaxMs?: number } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
   const rest = opts.viaProxy ? restClient(proxy.url) : direct;
   const inf = new Informer<ConfigMap>(new Resource(rest, core.configmaps), {
     namespace: ns,
@@ -38,6 +38,7 @@ function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fr
     ...(opts.field ? { fieldSelector: opts.field } : {}),
     backoffMinMs: opts.backoffMinMs ?? 100,
     backoffMaxMs: Math.max(1000, 8 * (opts.backoffMinMs ?? 100)),
+    ...(opts.sheddingBackoffMaxMs !== undefined ? { sheddingBackoffMaxMs: opts.sheddingBackoffMaxMs } : {}),
     ...(opts.fromCache ? { listFromWatchCache: true, minWatchTimeoutSeconds: 600 } : {}),
   }).addIndex(byColor);
   const seen: Recorded = { added: [], updated: [], deleted: [] };
@@ -177,10 +178,11 @@ describe('Informer on the real API server', () => {
     }
   });
 
-  it('comes back at once after one early end of its watch, later and later while the server keeps ending them', async () => {
-    await cms.create(cm('e1', { suite: 'early' }));
-    const { inf, stop } = informer({ label: 'suite=early', viaProxy: true, backoffMinMs: 1_000 });
-    const watches = (): ReturnType<typeof proxy.requests> => proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === 'suite=early');
+  /** Ends the informer's watch five times, each a little over a second after the server answered it. */
+  async function endWatchesRepeatedly(suite: string, sheddingBackoffMaxMs?: number): Promise<{ gaps: number[]; earlyEnds: number }> {
+    await cms.create(cm(`${suite}1`, { suite }));
+    const { inf, stop } = informer({ label: `suite=${suite}`, viaProxy: true, backoffMinMs: 1_000, ...(sheddingBackoffMaxMs !== undefined ? { sheddingBackoffMaxMs } : {}) });
+    const watches = (): ReturnType<typeof proxy.requests> => proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === `suite=${suite}`);
     try {
       await inf.synced;
       await eventually(() => expect(watches()[0]?.status).toBe(200));
@@ -188,7 +190,6 @@ describe('Informer on the real API server', () => {
       await new Promise((r) => setTimeout(r, 1_200));
       proxy.endWatches();
       await eventually(() => expect(watches().length).toBe(2));
-      // Then every watch is ended a little over a second after the API server answered it.
       const answered = async (n: number): Promise<void> => {
         await eventually(() => expect(watches()[n - 1]?.status).toBe(200), 15_000, 20);
         await new Promise((r) => setTimeout(r, 1_200));
@@ -201,14 +202,26 @@ describe('Informer on the real API server', () => {
       await answered(5);
       proxy.endWatches();
       const w = watches();
-      const gaps = w.slice(1).map((x, i) => x.at - (w[i]?.endedAt ?? x.at));
-      expect(gaps[0]).toBeLessThan(400);
-      // 1 s doubling, each drawn from half to one and a half of it: 0.5+, 1+, 2+ s.
-      gaps.slice(1).forEach((g, i) => expect(g).toBeGreaterThanOrEqual(500 * 2 ** i - 20));
-      expect(inf.stats.earlyWatchEnds).toBeGreaterThanOrEqual(4);
+      return { gaps: w.slice(1).map((x, i) => x.at - (w[i]?.endedAt ?? x.at)), earlyEnds: inf.stats.earlyWatchEnds };
     } finally {
       stop();
     }
+  }
+
+  it('comes back at once after one early end of its watch, later and later while the server keeps ending them', async () => {
+    const { gaps, earlyEnds } = await endWatchesRepeatedly('early');
+    expect(gaps[0]).toBeLessThan(400);
+    // 1 s doubling, each drawn from half to one and a half of it: 0.5+, 1+, 2+ s.
+    gaps.slice(1).forEach((g, i) => expect(g).toBeGreaterThanOrEqual(500 * 2 ** i - 20));
+    expect(earlyEnds).toBeGreaterThanOrEqual(4);
+  });
+
+  it('comes back within its own cap when the server keeps ending its watch (a controller\'s single watch)', async () => {
+    const { gaps } = await endWatchesRepeatedly('shedcap', 1_000);
+    expect(gaps[0]).toBeLessThan(400);
+    // Uncapped, the fourth resume waits 2+ s; at a 1 s cap each waits at most 1.5 s.
+    expect(gaps.length).toBe(4);
+    gaps.slice(1).forEach((g) => expect(g).toBeLessThan(1_500 + 300));
   });
 
   it('retries a list answered with 429 and 500 until it syncs', async () => {

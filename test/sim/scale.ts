@@ -23,7 +23,7 @@ import { RestClient } from '../../kube/rest.js';
 import { core, PATCH_MERGE, Resource } from '../../kube/resource.js';
 import { cpuSeconds, rssMiB } from '../../hack/bench/proc.js';
 import { record } from '../../hack/bench/stats.js';
-import { auditSize, managerNodeImageWrites } from '../../hack/bench/audit.js';
+import { auditSize, managerNodeImageWrites, managerWatchGaps } from '../../hack/bench/audit.js';
 import type { FromWorker, ImageTimes, ToWorker } from './scale-worker.js';
 
 interface SimEnv {
@@ -196,6 +196,8 @@ interface JobsRun {
   /** The manager's NodeImage write that completed placing the tags answered, from the audit log. */
   managerSeconds: number;
   managerWrites: number;
+  /** The manager's own NodeImage watch while the jobs ran (audit log). */
+  managerWatch: { requests: number; longestGapMs: number };
   fanoutSeconds: number;
   lastStatusSeconds: number;
   writes: number;
@@ -235,8 +237,9 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const fanoutSeconds = Math.max(...times.map((t) => ((t?.seenLast ?? start) - start) / 1000));
   const lastStatusSeconds = Math.max(...times.map((t) => ((t?.doneLast ?? start) - start) / 1000));
   const written = managerNodeImageWrites(env.auditLog, auditFrom, new Set(names), N * n);
+  const managerWatch = managerWatchGaps(env.auditLog, auditFrom, 'nodeimages');
   for (const j of created) await jobs.delete(NS, j.metadata?.name ?? '').catch(() => undefined);
-  return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, fanoutSeconds, lastStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak };
+  return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, fanoutSeconds, lastStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak };
 }
 
 const lim = await limitWrites();
@@ -315,6 +318,9 @@ console.log(
 console.log(`| manager fan-out (its writes placing the tag answered, by the API server's audit log; ${f(one.managerWrites / N, 2)} writes per node) ÷ the limit's spec writes | ${f(fanoutRatio, 2)} | ≤ 1.2 |`);
 console.log(`| (last status − pull delay) ÷ the limit's spec + status writes | ${f(endToEndRatio, 2)} | ≤ 1.2 |`);
 console.log(`| ${JOBS} ImagePullJobs at once over all nodes: the manager's writes placing the tags answered / every daemon has seen its tags / job complete | ${f(many.managerSeconds)} s / ${f(many.fanoutSeconds)} s / ${f(many.seconds)} s | |`);
+console.log(
+  `| the manager's NodeImage watch while the jobs ran (audit log; one job, ${JOBS} jobs): watch requests; longest time with none open | ${one.managerWatch.requests}, ${f(one.managerWatch.longestGapMs / 1000)} s; ${many.managerWatch.requests}, ${f(many.managerWatch.longestGapMs / 1000)} s | |`,
+);
 console.log(`| watches held open per daemon, after start-up / at most | ${f(watchesPerDaemon, 2)} / ${f(end.peakOpenWatches / N, 2)} | ≤ 2 |`);
 console.log(`| watches ended by the server at their timeout / early / failed (all daemons, whole run) | ${end.watchEnds.timeout} / ${end.watchEnds.early} / ${end.watchEnds.error} | |`);
 console.log(`| re-lists after start-up (all daemons); of them after a 410 | ${relistsAfterStartup}; ${end.relistsAfterGone} | 0 |`);

@@ -1,0 +1,61 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { managerNodeImageWrites, managerWatchGaps } from '../../hack/bench/audit.js';
+
+const MANAGER = 'system:serviceaccount:kruise-ts-system:kruise-ts-manager';
+const DAEMON = 'system:serviceaccount:kruise-ts-system:kruise-ts-daemon';
+
+function entry(e: { id: string; stage: string; verb: string; at: string; user?: string; name?: string; subresource?: string; code?: number }): string {
+  return JSON.stringify({
+    auditID: e.id,
+    stage: e.stage,
+    verb: e.verb,
+    user: { username: e.user ?? MANAGER },
+    objectRef: { resource: 'nodeimages', ...(e.name ? { name: e.name } : {}), ...(e.subresource ? { subresource: e.subresource } : {}) },
+    responseStatus: { code: e.code ?? 200 },
+    stageTimestamp: `2026-12-02T10:00:${e.at}Z`,
+  });
+}
+
+function logOf(lines: string[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'audit-')), 'audit.log');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+describe('managerWatchGaps', () => {
+  it('counts the watches and the longest time none was open', () => {
+    const log = logOf([
+      // Open before the window: only its end is logged.
+      entry({ id: 'w0', stage: 'ResponseComplete', verb: 'watch', at: '01.000' }),
+      entry({ id: 'w1', stage: 'ResponseStarted', verb: 'watch', at: '03.000' }),
+      entry({ id: 'd1', stage: 'ResponseStarted', verb: 'watch', at: '04.000', user: DAEMON }),
+      entry({ id: 'w1', stage: 'ResponseComplete', verb: 'watch', at: '05.000' }),
+      entry({ id: 'd1', stage: 'ResponseComplete', verb: 'watch', at: '06.000', user: DAEMON }),
+      entry({ id: 'w2', stage: 'ResponseStarted', verb: 'watch', at: '12.500' }),
+    ]);
+    expect(managerWatchGaps(log, 0, 'nodeimages')).toEqual({ requests: 3, longestGapMs: 7500 });
+  });
+
+  it('finds no gap while a watch stays open', () => {
+    const log = logOf([entry({ id: 'w1', stage: 'ResponseStarted', verb: 'watch', at: '03.000' })]);
+    expect(managerWatchGaps(log, 0, 'nodeimages')).toEqual({ requests: 1, longestGapMs: 0 });
+    expect(managerWatchGaps(log, 0, 'containerrecreaterequests')).toEqual({ requests: 0, longestGapMs: 0 });
+  });
+});
+
+describe('managerNodeImageWrites', () => {
+  it('times the write that completed placing, counting only the manager\'s accepted spec writes', () => {
+    const log = logOf([
+      entry({ id: 'a', stage: 'ResponseComplete', verb: 'update', at: '01.000', name: 'n1' }),
+      entry({ id: 'b', stage: 'ResponseComplete', verb: 'update', at: '02.000', name: 'n1', subresource: 'status' }),
+      entry({ id: 'c', stage: 'ResponseComplete', verb: 'update', at: '03.000', name: 'n2', code: 409 }),
+      entry({ id: 'd', stage: 'ResponseComplete', verb: 'update', at: '04.000', name: 'n2' }),
+      entry({ id: 'e', stage: 'ResponseComplete', verb: 'update', at: '05.000', name: 'other' }),
+      entry({ id: 'f', stage: 'ResponseComplete', verb: 'update', at: '06.000', name: 'n1' }),
+    ]);
+    expect(managerNodeImageWrites(log, 0, new Set(['n1', 'n2']), 2)).toEqual({ count: 3, placedMs: Date.parse('2026-12-02T10:00:04.000Z') });
+    expect(managerNodeImageWrites(log, 0, new Set(['n1', 'n2']), 5).placedMs).toBe(Date.parse('2026-12-02T10:00:06.000Z'));
+  });
+});
