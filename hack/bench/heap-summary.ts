@@ -4,10 +4,43 @@
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
+interface SnapshotMeta {
+  snapshot: { meta: { node_fields: string[]; node_types: [string[], ...unknown[]] }; node_count: number };
+}
+
 interface Snapshot {
-  snapshot: { meta: { node_fields: string[]; node_types: [string[], ...unknown[]] } };
-  nodes: number[];
+  meta: SnapshotMeta['snapshot']['meta'];
+  nodes: Float64Array;
   strings: string[];
+}
+
+/**
+ * Reads the parts of a .heapsnapshot the summary needs. A large heap's snapshot is longer than V8's
+ * longest string, so the file is never decoded whole: the node array is read number by number from
+ * the bytes, and only the header and the string table go through JSON.parse.
+ */
+function readSnapshot(file: string): Snapshot {
+  const buf = readFileSync(file);
+  const nodesAt = buf.indexOf('"nodes":[');
+  if (nodesAt < 0) throw new Error(`${file}: no node array`);
+  const header = JSON.parse(`${buf.subarray(0, nodesAt).toString('utf8').trimEnd().replace(/,$/, '')}}`) as SnapshotMeta;
+  const meta = header.snapshot.meta;
+  const nodes = new Float64Array(header.snapshot.node_count * meta.node_fields.length);
+  let n = 0;
+  let value = -1;
+  for (let i = nodesAt + '"nodes":['.length; i < buf.length; i++) {
+    const c = buf[i] ?? 0;
+    if (c >= 48 && c <= 57) value = (value < 0 ? 0 : value * 10) + (c - 48);
+    else {
+      if (value >= 0) nodes[n++] = value;
+      value = -1;
+      if (c === 93) break;
+    }
+  }
+  if (n !== nodes.length) throw new Error(`${file}: ${n} node fields, the header says ${nodes.length}`);
+  const stringsAt = buf.lastIndexOf('"strings":[');
+  const strings = JSON.parse(buf.subarray(stringsAt + '"strings":'.length, buf.lastIndexOf(']') + 1).toString('utf8')) as string[];
+  return { meta, nodes, strings };
 }
 
 interface HeapRow {
@@ -18,9 +51,9 @@ interface HeapRow {
 
 /** The heap's total self size and its largest groups. */
 export function summarizeHeap(file: string, top = 12): { total: number; rows: HeapRow[] } {
-  const snap = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
-  const fields = snap.snapshot.meta.node_fields;
-  const types = snap.snapshot.meta.node_types[0];
+  const snap = readSnapshot(file);
+  const fields = snap.meta.node_fields;
+  const types = snap.meta.node_types[0];
   const width = fields.length;
   const typeAt = fields.indexOf('type');
   const nameAt = fields.indexOf('name');

@@ -153,11 +153,11 @@ async function deleteWebhooks(): Promise<void> {
   }
 }
 
-/** Has the manager write a heap snapshot and sums it up; undefined when none came within 2 minutes. */
+/** Has the manager write a heap snapshot and sums it up; undefined when none came within 10 minutes (a heap of 5,000 nodes' NodeImages takes minutes). */
 async function heapSnapshot(pid: number, dir: string): Promise<ReturnType<typeof summarizeHeap> | undefined> {
   process.kill(pid, 'SIGUSR2');
   let last = -1;
-  for (let i = 0; i < 240; i++) {
+  for (let i = 0; i < 1200; i++) {
     await sleep(500);
     const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot'));
     if (file === undefined) continue;
