@@ -12,6 +12,7 @@ interface AuditEntry {
   objectRef?: { resource?: string; subresource?: string; name?: string };
   responseStatus?: { code?: number };
   stageTimestamp?: string;
+  requestReceivedTimestamp?: string;
 }
 
 /** Where the log ends now: what a measurement reads from. */
@@ -41,16 +42,19 @@ export function managerNodeImageWrites(auditLog: string, from: number, names: Re
 }
 
 /**
- * The manager's watches of `resource` logged since `from`: how many it started, and the longest
- * time it had none open (from a watch's end to the next one's start), when the server closed them.
+ * The manager's watches of `resource` logged since `from`: how many it started, the longest time it
+ * had none open (from a watch's end to the next one's start), and the longest it took to ask again
+ * (from that end to the API server receiving the next request): the rest of a gap is the server
+ * setting the watch up.
  */
-export function managerWatchGaps(auditLog: string, from: number, resource: string): { requests: number; longestGapMs: number } {
+export function managerWatchGaps(auditLog: string, from: number, resource: string): { requests: number; longestGapMs: number; longestAskAgainMs: number } {
   const text = existsSync(auditLog) ? readFileSync(auditLog).subarray(from).toString('utf8') : '';
   const open = new Set<string>();
   const seen = new Set<string>();
   let requests = 0;
   let closedAt: number | undefined;
   let longestGapMs = 0;
+  let longestAskAgainMs = 0;
   for (const line of text.split('\n')) {
     if (!line.includes('"watch"') || !line.includes(`"${resource}"`) || !line.endsWith('}')) continue;
     const e = JSON.parse(line) as AuditEntry;
@@ -61,7 +65,10 @@ export function managerWatchGaps(auditLog: string, from: number, resource: strin
       requests++;
       seen.add(id);
       open.add(id);
-      if (closedAt !== undefined) longestGapMs = Math.max(longestGapMs, at - closedAt);
+      if (closedAt !== undefined) {
+        longestGapMs = Math.max(longestGapMs, at - closedAt);
+        longestAskAgainMs = Math.max(longestAskAgainMs, Date.parse(e.requestReceivedTimestamp ?? e.stageTimestamp ?? '') - closedAt);
+      }
       closedAt = undefined;
     } else if (e.stage === 'ResponseComplete') {
       // A watch started before `from` ends here too; one refused at once never started.
@@ -70,5 +77,5 @@ export function managerWatchGaps(auditLog: string, from: number, resource: strin
       if (open.size === 0) closedAt ??= at;
     }
   }
-  return { requests, longestGapMs };
+  return { requests, longestGapMs, longestAskAgainMs };
 }

@@ -6,8 +6,9 @@ import { managerNodeImageWrites, managerWatchGaps } from '../../hack/bench/audit
 const MANAGER = 'system:serviceaccount:kruise-ts-system:kruise-ts-manager';
 const DAEMON = 'system:serviceaccount:kruise-ts-system:kruise-ts-daemon';
 
-function entry(e: { id: string; stage: string; verb: string; at: string; user?: string; name?: string; subresource?: string; code?: number }): string {
+function entry(e: { id: string; stage: string; verb: string; at: string; received?: string; user?: string; name?: string; subresource?: string; code?: number }): string {
   return JSON.stringify({
+    requestReceivedTimestamp: `2026-12-02T10:00:${e.received ?? e.at}Z`,
     auditID: e.id,
     stage: e.stage,
     verb: e.verb,
@@ -33,15 +34,16 @@ describe('managerWatchGaps', () => {
       entry({ id: 'd1', stage: 'ResponseStarted', verb: 'watch', at: '04.000', user: DAEMON }),
       entry({ id: 'w1', stage: 'ResponseComplete', verb: 'watch', at: '05.000' }),
       entry({ id: 'd1', stage: 'ResponseComplete', verb: 'watch', at: '06.000', user: DAEMON }),
-      entry({ id: 'w2', stage: 'ResponseStarted', verb: 'watch', at: '12.500' }),
+      // Asked again 1.5 s after the end; the server took 6 s more to start it.
+      entry({ id: 'w2', stage: 'ResponseStarted', verb: 'watch', at: '12.500', received: '06.500' }),
     ]);
-    expect(managerWatchGaps(log, 0, 'nodeimages')).toEqual({ requests: 3, longestGapMs: 7500 });
+    expect(managerWatchGaps(log, 0, 'nodeimages')).toEqual({ requests: 3, longestGapMs: 7500, longestAskAgainMs: 2000 });
   });
 
   it('finds no gap while a watch stays open', () => {
     const log = logOf([entry({ id: 'w1', stage: 'ResponseStarted', verb: 'watch', at: '03.000' })]);
-    expect(managerWatchGaps(log, 0, 'nodeimages')).toEqual({ requests: 1, longestGapMs: 0 });
-    expect(managerWatchGaps(log, 0, 'containerrecreaterequests')).toEqual({ requests: 0, longestGapMs: 0 });
+    expect(managerWatchGaps(log, 0, 'nodeimages')).toEqual({ requests: 1, longestGapMs: 0, longestAskAgainMs: 0 });
+    expect(managerWatchGaps(log, 0, 'containerrecreaterequests')).toEqual({ requests: 0, longestGapMs: 0, longestAskAgainMs: 0 });
   });
 });
 
