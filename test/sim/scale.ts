@@ -25,14 +25,9 @@ import { cpuSeconds, rssMiB } from '../../hack/bench/proc.js';
 import { record } from '../../hack/bench/stats.js';
 import { auditSize, managerNodeImageWrites, managerWatchGaps } from '../../hack/bench/audit.js';
 import type { FromWorker, ImageTimes, ToWorker } from './scale-worker.js';
+import type { LocalEnv } from '../../hack/kruise.js';
 
-interface SimEnv {
-  kubeconfig: string;
-  envDir: string;
-  apiServer: string;
-  /** The API server's audit log of kruise-ts's ServiceAccounts' requests (hack/lib/cluster.sh). */
-  auditLog: string;
-}
+type SimEnv = Pick<LocalEnv, 'kubeconfig' | 'envDir' | 'auditLog'> & { apiServer: string };
 
 const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as SimEnv;
 const N = Number(process.env['SIM_NODES'] ?? 1000);
