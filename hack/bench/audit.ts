@@ -4,7 +4,7 @@
 // watcher's view can trail the writes by tens of seconds.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 
-interface AuditEntry {
+export interface AuditEntry {
   auditID?: string;
   stage?: string;
   verb?: string;
@@ -21,17 +21,23 @@ export function auditSize(auditLog: string): number {
 }
 
 /**
- * The manager's NodeImage spec writes to `names` logged since `from` (bytes into the log): how many
- * the API server accepted, and when it answered the `placing`-th (NaN with fewer): the one that
- * completed a fan-out of that many, not counting later writes that take a finished job's tag off.
+ * The entries logged since `from` (bytes into the log) whose line holds `mustContain`: read once and
+ * handed to the functions below, so a measurement reads its slice of the log one time.
  */
-export function managerNodeImageWrites(auditLog: string, from: number, names: ReadonlySet<string>, placing: number): { count: number; placedMs: number } {
-  const answered: number[] = [];
+export function auditEntries(auditLog: string, from: number, mustContain: string): AuditEntry[] {
   const text = existsSync(auditLog) ? readFileSync(auditLog).subarray(from).toString('utf8') : '';
-  for (const line of text.split('\n')) {
-    // The last line may be half written.
-    if (!line.includes('"nodeimages"') || !line.endsWith('}')) continue;
-    const e = JSON.parse(line) as AuditEntry;
+  // The last line may be half written.
+  return text.split('\n').flatMap((line) => (line.includes(mustContain) && line.endsWith('}') ? [JSON.parse(line) as AuditEntry] : []));
+}
+
+/**
+ * The manager's NodeImage spec writes to `names` among `entries`: how many the API server accepted,
+ * and when it answered the `placing`-th (NaN with fewer): the one that completed a fan-out of that
+ * many, not counting later writes that take a finished job's tag off.
+ */
+export function managerNodeImageWrites(entries: readonly AuditEntry[], names: ReadonlySet<string>, placing: number): { count: number; placedMs: number } {
+  const answered: number[] = [];
+  for (const e of entries) {
     const ref = e.objectRef;
     if (e.stage !== 'ResponseComplete' || e.verb !== 'update' || ref?.resource !== 'nodeimages' || ref.subresource !== undefined) continue;
     if (!e.user?.username?.endsWith(':kruise-ts-manager') || !names.has(ref.name ?? '') || (e.responseStatus?.code ?? 0) >= 300) continue;
@@ -42,22 +48,19 @@ export function managerNodeImageWrites(auditLog: string, from: number, names: Re
 }
 
 /**
- * The manager's watches of `resource` logged since `from`: how many it started, the longest time it
+ * The manager's watches of `resource` among `entries`: how many it started, the longest time it
  * had none open (from a watch's end to the next one's start), and the longest it took to ask again
  * (from that end to the API server receiving the next request): the rest of a gap is the server
  * setting the watch up.
  */
-export function managerWatchGaps(auditLog: string, from: number, resource: string): { requests: number; longestGapMs: number; longestAskAgainMs: number } {
-  const text = existsSync(auditLog) ? readFileSync(auditLog).subarray(from).toString('utf8') : '';
+export function managerWatchGaps(entries: readonly AuditEntry[], resource: string): { requests: number; longestGapMs: number; longestAskAgainMs: number } {
   const open = new Set<string>();
   const seen = new Set<string>();
   let requests = 0;
   let closedAt: number | undefined;
   let longestGapMs = 0;
   let longestAskAgainMs = 0;
-  for (const line of text.split('\n')) {
-    if (!line.includes('"watch"') || !line.includes(`"${resource}"`) || !line.endsWith('}')) continue;
-    const e = JSON.parse(line) as AuditEntry;
+  for (const e of entries) {
     if (e.verb !== 'watch' || e.objectRef?.resource !== resource || !e.user?.username?.endsWith(':kruise-ts-manager')) continue;
     const id = e.auditID ?? '';
     const at = Date.parse(e.stageTimestamp ?? '');

@@ -23,7 +23,7 @@ import { updateWithRetry } from '../../kube/write.js';
 import { cpuSeconds, rssMiB } from './proc.js';
 import { summarizeHeap } from './heap-summary.js';
 import { record } from './stats.js';
-import { auditSize, managerNodeImageWrites } from './audit.js';
+import { auditEntries, auditSize, managerNodeImageWrites } from './audit.js';
 import { jobTarget, tagPullPolicy } from '../../manager/imagepulljob/target.js';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../api/installation.js';
 import { install, managerArgs, portOffset, startManager, stopPid, type LocalEnv } from '../kruise.js';
@@ -226,7 +226,7 @@ async function main(): Promise<void> {
     const after = await scrape();
     const cpuA = cpuSeconds(pid) - cpu0;
     const niWrites = writes(after, 'nodeimages') - writes(before, 'nodeimages');
-    const placed = managerNodeImageWrites(env.auditLog, auditFrom, new Set(Array.from({ length: N }, (_, i) => nodeName(i))), N);
+    const placed = managerNodeImageWrites(auditEntries(env.auditLog, auditFrom, '"nodeimages"'), new Set(Array.from({ length: N }, (_, i) => nodeName(i))), N);
     const tagged = placed.placedMs - t0;
     const conflicts = total(after, 'kruise_manager_api_requests_total', 'resource="nodeimages"', 'code="409"') - total(before, 'kruise_manager_api_requests_total', 'resource="nodeimages"', 'code="409"');
     record('managerOneJobNodes', N);

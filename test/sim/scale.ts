@@ -23,7 +23,7 @@ import { RestClient } from '../../kube/rest.js';
 import { core, PATCH_MERGE, Resource } from '../../kube/resource.js';
 import { cpuSeconds, rssMiB } from '../../hack/bench/proc.js';
 import { record } from '../../hack/bench/stats.js';
-import { auditSize, managerNodeImageWrites, managerWatchGaps } from '../../hack/bench/audit.js';
+import { auditEntries, auditSize, managerNodeImageWrites, managerWatchGaps } from '../../hack/bench/audit.js';
 import type { FromWorker, ImageTimes, ToWorker } from './scale-worker.js';
 import type { LocalEnv } from '../../hack/kruise.js';
 
@@ -231,8 +231,9 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const times = created.map((j) => after.images.get(`sim.local/${j.metadata?.name ?? ''}`));
   const fanoutSeconds = Math.max(...times.map((t) => ((t?.seenLast ?? start) - start) / 1000));
   const lastStatusSeconds = Math.max(...times.map((t) => ((t?.doneLast ?? start) - start) / 1000));
-  const written = managerNodeImageWrites(env.auditLog, auditFrom, new Set(names), N * n);
-  const managerWatch = managerWatchGaps(env.auditLog, auditFrom, 'nodeimages');
+  const audited = auditEntries(env.auditLog, auditFrom, '"nodeimages"');
+  const written = managerNodeImageWrites(audited, new Set(names), N * n);
+  const managerWatch = managerWatchGaps(audited, 'nodeimages');
   for (const j of created) await jobs.delete(NS, j.metadata?.name ?? '').catch(() => undefined);
   return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, fanoutSeconds, lastStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak };
 }

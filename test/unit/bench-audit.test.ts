@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { managerNodeImageWrites, managerWatchGaps } from '../../hack/bench/audit.js';
+import { auditEntries, managerNodeImageWrites, managerWatchGaps } from '../../hack/bench/audit.js';
 
 const MANAGER = 'system:serviceaccount:kruise-ts-system:kruise-ts-manager';
 const DAEMON = 'system:serviceaccount:kruise-ts-system:kruise-ts-daemon';
@@ -25,6 +25,19 @@ function logOf(lines: string[]): string {
   return file;
 }
 
+describe('auditEntries', () => {
+  it('reads the entries after `from` that name the resource, skipping a half-written last line', () => {
+    const first = entry({ id: 'a', stage: 'ResponseComplete', verb: 'update', at: '01.000', name: 'n1' });
+    const file = logOf([first, entry({ id: 'b', stage: 'ResponseComplete', verb: 'update', at: '02.000', name: 'n2' })]);
+    const from = Buffer.byteLength(`${first}\n`);
+    writeFileSync(file, `${JSON.stringify({ auditID: 'c', objectRef: { resource: 'pods' } })}\n{"auditID":"d","objectRef":{"resource":"nodeimages"`, { flag: 'a' });
+    expect(auditEntries(file, from, '"nodeimages"').map((e) => e.auditID)).toEqual(['b']);
+    expect(auditEntries(file, 0, '"nodeimages"').map((e) => e.auditID)).toEqual(['a', 'b']);
+    expect(auditEntries(file, statSync(file).size, '"nodeimages"')).toEqual([]);
+    expect(auditEntries(join(file, 'missing'), 0, '"nodeimages"')).toEqual([]);
+  });
+});
+
 describe('managerWatchGaps', () => {
   it('counts the watches and the longest time none was open', () => {
     const log = logOf([
@@ -37,13 +50,13 @@ describe('managerWatchGaps', () => {
       // Asked again 1.5 s after the end; the server took 6 s more to start it.
       entry({ id: 'w2', stage: 'ResponseStarted', verb: 'watch', at: '12.500', received: '06.500' }),
     ]);
-    expect(managerWatchGaps(log, 0, 'nodeimages')).toEqual({ requests: 3, longestGapMs: 7500, longestAskAgainMs: 2000 });
+    expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'nodeimages')).toEqual({ requests: 3, longestGapMs: 7500, longestAskAgainMs: 2000 });
   });
 
   it('finds no gap while a watch stays open', () => {
     const log = logOf([entry({ id: 'w1', stage: 'ResponseStarted', verb: 'watch', at: '03.000' })]);
-    expect(managerWatchGaps(log, 0, 'nodeimages')).toEqual({ requests: 1, longestGapMs: 0, longestAskAgainMs: 0 });
-    expect(managerWatchGaps(log, 0, 'containerrecreaterequests')).toEqual({ requests: 0, longestGapMs: 0, longestAskAgainMs: 0 });
+    expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'nodeimages')).toEqual({ requests: 1, longestGapMs: 0, longestAskAgainMs: 0 });
+    expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'containerrecreaterequests')).toEqual({ requests: 0, longestGapMs: 0, longestAskAgainMs: 0 });
   });
 });
 
@@ -57,7 +70,7 @@ describe('managerNodeImageWrites', () => {
       entry({ id: 'e', stage: 'ResponseComplete', verb: 'update', at: '05.000', name: 'other' }),
       entry({ id: 'f', stage: 'ResponseComplete', verb: 'update', at: '06.000', name: 'n1' }),
     ]);
-    expect(managerNodeImageWrites(log, 0, new Set(['n1', 'n2']), 2)).toEqual({ count: 3, placedMs: Date.parse('2026-12-02T10:00:04.000Z') });
-    expect(managerNodeImageWrites(log, 0, new Set(['n1', 'n2']), 5).placedMs).toBe(Date.parse('2026-12-02T10:00:06.000Z'));
+    expect(managerNodeImageWrites(auditEntries(log, 0, '"nodeimages"'), new Set(['n1', 'n2']), 2)).toEqual({ count: 3, placedMs: Date.parse('2026-12-02T10:00:04.000Z') });
+    expect(managerNodeImageWrites(auditEntries(log, 0, '"nodeimages"'), new Set(['n1', 'n2']), 5).placedMs).toBe(Date.parse('2026-12-02T10:00:06.000Z'));
   });
 });
