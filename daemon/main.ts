@@ -70,7 +70,7 @@ async function main(): Promise<number> {
       });
     }
     runtimeEndpoint = runtime.endpoint;
-    cri = new CriClient(runtime.endpoint);
+    cri = new CriClient(runtime.endpoint, { onCall: (method, result) => metrics.criRequests.inc({ method, result }) });
     api = await startupKruiseApi(rest, ['nodeImages', 'crrs']);
   } catch (err) {
     log.error(err instanceof Error ? err.message : String(err), errorFields(err));

@@ -73,6 +73,12 @@ export class DaemonMetrics {
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
+  readonly criRequests = new Counter({
+    name: 'kruise_daemon_cri_requests_total',
+    help: 'CRI calls the container runtime answered or failed, by method and result (ok, or the failure: not-found, unavailable, deadline, ...).',
+    labelNames: ['method', 'result'] as const,
+    registers: [this.registry],
+  });
   readonly apiRequests = new Counter({
     name: 'kruise_daemon_api_requests_total',
     help: 'Kubernetes API requests by verb, resource and HTTP code (0: no answer).',

@@ -75,6 +75,11 @@ const readOnly = new Set([
   'Info',
 ]);
 
+export interface CriClientOptions {
+  /** Told of every call the runtime answered or failed: its method and "ok" or the failure's kind. */
+  onCall?: (method: string, result: string) => void;
+}
+
 /**
  * A typed CRI runtime.v1 client over one gRPC channel. Every call has a deadline; the channel
  * reconnects by itself (quickly: the runtime is local) after the runtime restarts.
@@ -86,7 +91,10 @@ export class CriClient {
   private readonly imgDef: ImageServiceDefinition;
   private readonly contentDef: ContentDefinition;
 
-  constructor(endpoint: string) {
+  constructor(
+    endpoint: string,
+    private readonly opts: CriClientOptions = {},
+  ) {
     this.endpoint = `unix://${socketPath(endpoint)}`;
     const v1 = criProto().runtime.v1;
     this.rtDef = v1.RuntimeService.service;
@@ -211,9 +219,17 @@ export class CriClient {
         { deadline },
         (err, res) => {
           opts.signal?.removeEventListener('abort', onAbort);
-          if (err) reject(toCriError(name, err));
-          else if (res === undefined) reject(new CriError('other', name, undefined, 'empty response'));
-          else resolve(res);
+          if (err) {
+            const e = toCriError(name, err);
+            this.opts.onCall?.(name, e.kind);
+            reject(e);
+          } else if (res === undefined) {
+            this.opts.onCall?.(name, 'other');
+            reject(new CriError('other', name, undefined, 'empty response'));
+          } else {
+            this.opts.onCall?.(name, 'ok');
+            resolve(res);
+          }
         },
       );
       const onAbort = (): void => call.cancel();

@@ -35,7 +35,8 @@ export async function runContainer(
       image: { image },
       command,
       log_path: `${name}.log`,
-      labels: { 'io.kubernetes.container.name': name },
+      // The kubelet labels each container with its pod's UID too; the daemon finds a pod's containers by it.
+      labels: { 'io.kubernetes.container.name': name, 'io.kubernetes.pod.uid': sandbox.labels?.['io.kubernetes.pod.uid'] ?? '' },
       linux: { security_context: { namespace_options: { network: 'NODE', pid: 'CONTAINER', ipc: 'POD' } } },
     },
   });
