@@ -43,6 +43,15 @@ export interface InformerOptions {
    */
   sheddingBackoffMaxMs?: number;
   /**
+   * However long that wait has grown, the watch comes back before the last resourceVersion it saw is
+   * this old (45 s): kube-apiserver keeps at least 75 s of a resource's events in its watch cache
+   * (eventFreshDuration in k8s.io/apiserver/pkg/storage/cacher/watch_cache.go), and a watch resumed
+   * from a version it no longer holds gets a 410 and a re-list. A filtered watch (a daemon's own
+   * NodeImage) learns newer versions only from its objects' events and the bookmarks the server
+   * sends about once a minute, so its version ages while others' objects churn.
+   */
+  resumeWithinMs?: number;
+  /**
    * The server ends each watch after a time drawn from [this, twice this) seconds (client-go's
    * reflector: 300). Every end is a new watch request, which thousands of daemons multiply.
    */
@@ -58,6 +67,19 @@ export interface InformerOptions {
 }
 
 const LIST_PAGE_SIZE = 500;
+
+/**
+ * How long to stay away from a server that keeps ending the watch: the spread-out backoff (half to
+ * one and a half of `backoffMs`), but at most until the last resourceVersion, `versionAgeMs` old
+ * now, is `resumeWithinMs` old, itself spread over the second half of what is left, so watchers
+ * holding versions of one age do not come back in one instant. A version already that old is
+ * likely gone anyway: the backoff alone decides.
+ */
+export function resumeWaitMs(backoffMs: number, versionAgeMs: number, resumeWithinMs: number, random: () => number = Math.random): number {
+  const wait = backoffMs * (0.5 + random());
+  const left = resumeWithinMs - versionAgeMs;
+  return left > 0 ? Math.min(wait, left * (0.5 + random() / 2)) : wait;
+}
 
 /** managedFields are often the larger part of an object and nothing here reads them. */
 function dropManagedFields<T extends KubeObject>(obj: T): T {
@@ -79,6 +101,8 @@ export class Informer<T extends KubeObject> {
   private readonly log: Logger;
   private readonly indexes = new Map<string, Index<T>>();
   private resourceVersion = '';
+  /** When the informer last learned a resourceVersion (list, event, bookmark). */
+  private resourceVersionAt = 0;
   private syncedFlag = false;
   private resolveSynced: () => void = () => undefined;
   readonly synced: Promise<void>;
@@ -192,7 +216,7 @@ export class Informer<T extends KubeObject> {
           earlyEnds++;
           this.stats.earlyWatchEnds++;
           if (earlyEnds > 1 || lasted < 1_000) {
-            await sleep(shedBackoff * (0.5 + Math.random()), signal);
+            await sleep(resumeWaitMs(shedBackoff, Date.now() - this.resourceVersionAt, this.opts.resumeWithinMs ?? 45_000), signal);
             shedBackoff = Math.min(shedMax, shedBackoff * 2);
           }
         }
@@ -233,6 +257,7 @@ export class Informer<T extends KubeObject> {
     } while (cont);
     this.replace(items);
     this.resourceVersion = rv;
+    this.resourceVersionAt = Date.now();
     if (!this.syncedFlag) {
       this.syncedFlag = true;
       this.resolveSynced();
@@ -279,7 +304,10 @@ export class Informer<T extends KubeObject> {
   private apply(ev: WatchEvent<T>): void {
     const obj = ev.object;
     const rv = obj.metadata?.resourceVersion;
-    if (rv) this.resourceVersion = rv;
+    if (rv) {
+      this.resourceVersion = rv;
+      this.resourceVersionAt = Date.now();
+    }
     if (ev.type === 'BOOKMARK') return;
     const key = objectKey(obj);
     if (ev.type === 'DELETED') {

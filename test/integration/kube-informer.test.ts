@@ -30,7 +30,7 @@ interface Recorded {
 
 const byColor: Index<ConfigMap> = { name: 'byColor', keys: (o) => (o.metadata?.labels?.['color'] ? [o.metadata.labels['color']] : []) };
 
-function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fromCache?: boolean; backoffMinMs?: number; sheddingBackoffMaxMs?: number } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
+function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fromCache?: boolean; backoffMinMs?: number; sheddingBackoffMaxMs?: number; resumeWithinMs?: number } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
   const rest = opts.viaProxy ? restClient(proxy.url) : direct;
   const inf = new Informer<ConfigMap>(new Resource(rest, core.configmaps), {
     namespace: ns,
@@ -39,6 +39,7 @@ function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fr
     backoffMinMs: opts.backoffMinMs ?? 100,
     backoffMaxMs: Math.max(1000, 8 * (opts.backoffMinMs ?? 100)),
     ...(opts.sheddingBackoffMaxMs !== undefined ? { sheddingBackoffMaxMs: opts.sheddingBackoffMaxMs } : {}),
+    ...(opts.resumeWithinMs !== undefined ? { resumeWithinMs: opts.resumeWithinMs } : {}),
     ...(opts.fromCache ? { listFromWatchCache: true, minWatchTimeoutSeconds: 600 } : {}),
   }).addIndex(byColor);
   const seen: Recorded = { added: [], updated: [], deleted: [] };
@@ -178,20 +179,32 @@ describe('Informer on the real API server', () => {
     }
   });
 
-  /** Ends the informer's watch five times, each a little over a second after the server answered it. */
-  async function endWatchesRepeatedly(suite: string, sheddingBackoffMaxMs?: number): Promise<{ gaps: number[]; earlyEnds: number }> {
+  /**
+   * Ends the informer's watch five times, each a little over a second after the server answered it;
+   * with `touch`, its object changes on each watch first, so the informer's resourceVersion is new.
+   */
+  async function endWatchesRepeatedly(suite: string, opts: { sheddingBackoffMaxMs?: number; resumeWithinMs?: number; touch?: boolean } = {}): Promise<{ gaps: number[]; earlyEnds: number }> {
     await cms.create(cm(`${suite}1`, { suite }));
-    const { inf, stop } = informer({ label: `suite=${suite}`, viaProxy: true, backoffMinMs: 1_000, ...(sheddingBackoffMaxMs !== undefined ? { sheddingBackoffMaxMs } : {}) });
+    const { inf, stop } = informer({ label: `suite=${suite}`, viaProxy: true, backoffMinMs: 1_000, ...opts });
+    let touches = 0;
+    const touch = async (): Promise<void> => {
+      if (opts.touch !== true) return;
+      const data = { n: String(++touches) };
+      await cms.patch(ns, `${suite}1`, { data });
+      await eventually(() => expect(inf.get(`${ns}/${suite}1`)?.data).toEqual(data), 10_000, 20);
+    };
     const watches = (): ReturnType<typeof proxy.requests> => proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === `suite=${suite}`);
     try {
       await inf.synced;
       await eventually(() => expect(watches()[0]?.status).toBe(200));
       // A watch that ran a while and was ended early: resumed at once.
+      await touch();
       await new Promise((r) => setTimeout(r, 1_200));
       proxy.endWatches();
       await eventually(() => expect(watches().length).toBe(2));
       const answered = async (n: number): Promise<void> => {
         await eventually(() => expect(watches()[n - 1]?.status).toBe(200), 15_000, 20);
+        await touch();
         await new Promise((r) => setTimeout(r, 1_200));
       };
       for (let n = 3; n <= 5; n++) {
@@ -217,11 +230,19 @@ describe('Informer on the real API server', () => {
   });
 
   it('comes back within its own cap when the server keeps ending its watch (a controller\'s single watch)', async () => {
-    const { gaps } = await endWatchesRepeatedly('shedcap', 1_000);
+    const { gaps } = await endWatchesRepeatedly('shedcap', { sheddingBackoffMaxMs: 1_000 });
     expect(gaps[0]).toBeLessThan(400);
     // Uncapped, the fourth resume waits 2+ s; at a 1 s cap each waits at most 1.5 s.
     expect(gaps.length).toBe(4);
     gaps.slice(1).forEach((g) => expect(g).toBeLessThan(1_500 + 300));
+  });
+
+  it('comes back before its last resourceVersion is resumeWithinMs old, however long its backoff has grown', async () => {
+    // Each watch brings a new version (the object changes), then runs 1.2 s: 2 s minus 1.2 s leaves
+    // 0.8 s, so each resume comes within 0.4 to 0.8 s where the backoff alone waits 0.5+, 1+, 2+ s.
+    const { gaps } = await endWatchesRepeatedly('fresh', { sheddingBackoffMaxMs: 60_000, resumeWithinMs: 2_000, touch: true });
+    expect(gaps.length).toBe(4);
+    gaps.slice(1).forEach((g) => expect(g).toBeLessThan(800 + 300));
   });
 
   it('retries a list answered with 429 and 500 until it syncs', async () => {

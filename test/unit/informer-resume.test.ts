@@ -1,0 +1,22 @@
+import { resumeWaitMs } from '../../kube/informer.js';
+
+const fixed = (x: number) => (): number => x;
+
+describe('resumeWaitMs', () => {
+  it('is the spread-out backoff while the last version stays fresh long enough', () => {
+    expect(resumeWaitMs(4_000, 1_000, 45_000, fixed(0))).toBe(2_000);
+    expect(resumeWaitMs(4_000, 1_000, 45_000, fixed(1))).toBe(6_000);
+  });
+
+  it('ends before the last version is resumeWithinMs old, spread over the second half of what is left', () => {
+    // 30 s of backoff, a version 35 s old: 10 s left, so back within 5 to 10 s.
+    expect(resumeWaitMs(30_000, 35_000, 45_000, fixed(0))).toBe(5_000);
+    expect(resumeWaitMs(30_000, 35_000, 45_000, fixed(0.999))).toBeCloseTo(9_995, 0);
+    expect(resumeWaitMs(30_000, 44_900, 45_000, fixed(0.5))).toBeCloseTo(75, 5);
+  });
+
+  it('leaves a version already that old to the backoff alone', () => {
+    expect(resumeWaitMs(30_000, 45_000, 45_000, fixed(0))).toBe(15_000);
+    expect(resumeWaitMs(8_000, 120_000, 45_000, fixed(0.5))).toBe(8_000);
+  });
+});
