@@ -12,7 +12,7 @@ import { WorkQueue, type Result } from '../../kube/workqueue.js';
 import type { CriClient } from '../cri/client.js';
 import type { DaemonMetrics } from '../metrics.js';
 import { killContainer } from './kill.js';
-import { nodeContainers, observeContainers, podAddress } from './observe.js';
+import { observeContainers, podAddress } from './observe.js';
 import { pickCrr } from './pick.js';
 import { applyKillResults, planCrr, RECREATING_RECHECK_MS, sameStatus, splitContainerID, type Plan } from './step.js';
 import { crrStopGraceSeconds } from '../../api/crr-status.js';
@@ -64,11 +64,9 @@ export class CrrExecutor {
   /** Container IDs whose StopContainer this process saw succeed, until when they are not stopped again. */
   private readonly stopped = new Map<string, number>();
   private runtimeName: string | undefined;
-  private readonly containers: ReturnType<typeof nodeContainers>;
 
   constructor(private readonly deps: CrrExecutorOptions) {
     this.log = deps.logger ?? componentLogger('crr');
-    this.containers = nodeContainers(deps.cri, this.stopping.signal);
     this.queue = new WorkQueue({
       name: 'crr',
       concurrency: deps.maxWorkers,
@@ -149,7 +147,7 @@ export class CrrExecutor {
     let plan: Plan = planCrr({ crr, runtimeName, nowMs: Date.now() });
     if (plan.type === 'observe') {
       const originals = new Map(crr.spec.containers.map((c) => [c.name, splitContainerID(c.statusContext?.containerID ?? '')?.id ?? '']));
-      const containers = await observeContainers(this.deps.cri, this.containers, podUidOf(crr), originals, this.signal);
+      const containers = await observeContainers(this.deps.cri, podUidOf(crr), originals, this.signal);
       plan = planCrr({ crr, runtimeName, nowMs: Date.now(), containers });
     }
     switch (plan.type) {

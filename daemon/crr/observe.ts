@@ -1,23 +1,11 @@
 // What the runtime shows of a pod: the newest instance of each container, and the pod's address.
 // The daemon never reads pods from the API server for CRRs; the kubelet's CRI labels say it all.
 import type { CriClient } from '../cri/client.js';
-import { FreshCall } from '../cri/fresh-call.js';
-import type { Container__Output as Container } from '../../proto/gen/runtime/v1/Container.js';
 import type { ObservedContainer } from './step.js';
 
 const LABEL_POD_UID = 'io.kubernetes.pod.uid';
 const LABEL_CONTAINER_NAME = 'io.kubernetes.container.name';
 const CALL_TIMEOUT_MS = 10_000;
-
-/**
- * Every container on the node, listed by one ListContainers for all the CRRs that ask at once: 25
- * CRRs arriving together on a node cost two or three calls, not 25 that the runtime answers while
- * it stops their containers. Each answer began after its caller asked (see FreshCall), as fresh as a
- * call filtered to the pod, which is what keeps a recreated container from being stopped again.
- */
-export function nodeContainers(cri: CriClient, signal?: AbortSignal): FreshCall<Container[]> {
-  return new FreshCall(async () => (await cri.runtime('ListContainers', {}, { timeoutMs: CALL_TIMEOUT_MS, signal })).containers);
-}
 
 /**
  * The newest instance (highest attempt, then latest created) of each container of the pod.
@@ -26,15 +14,14 @@ export function nodeContainers(cri: CriClient, signal?: AbortSignal): FreshCall<
  */
 export async function observeContainers(
   cri: CriClient,
-  listing: FreshCall<Container[]>,
   podUid: string,
   originals: ReadonlyMap<string, string>,
   signal?: AbortSignal,
 ): Promise<Map<string, ObservedContainer>> {
   const opts = { timeoutMs: CALL_TIMEOUT_MS, signal };
+  const res = await cri.runtime('ListContainers', { filter: { label_selector: { [LABEL_POD_UID]: podUid } } }, opts);
   const newest = new Map<string, { id: string; attempt: number; created: bigint; running: boolean }>();
-  for (const c of await listing.get()) {
-    if (c.labels[LABEL_POD_UID] !== podUid) continue;
+  for (const c of res.containers) {
     const name = c.labels[LABEL_CONTAINER_NAME] ?? c.metadata?.name;
     if (name === undefined || !originals.has(name)) continue;
     const cand = { id: c.id, attempt: c.metadata?.attempt ?? 0, created: BigInt(c.created_at || '0'), running: c.state === 'CONTAINER_RUNNING' };
