@@ -13,7 +13,7 @@ import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { down, up, type Installation, type LocalEnv } from '../kruise.js';
 import { percentile } from './stats.js';
-import { defaultServiceAccount } from '../wait.js';
+import { defaultServiceAccount, eventuallyTrue } from '../wait.js';
 
 interface PodStatus {
   phase?: string;
@@ -40,13 +40,11 @@ const ns = `${nsPrefix}${Math.random().toString(36).slice(2, 7)}`;
  * take the room a node's kubelet has (maxPods 110) from the next run's.
  */
 async function noBenchNamespaces(): Promise<void> {
-  const deadline = Date.now() + 300_000;
-  for (;;) {
-    const left = (await namespaces.list(undefined)).items.map((n) => n.metadata?.name ?? '').filter((n) => n.startsWith(nsPrefix));
-    if (left.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`namespaces ${left.join(', ')} are still there after 300 s`);
-    await Promise.all(left.map((n) => namespaces.delete(undefined, n).catch(() => undefined)));
-    await sleep(2000);
+  const benchNamespaces = async (): Promise<string[]> =>
+    (await namespaces.list(undefined)).items.map((n) => n.metadata?.name ?? '').filter((n) => n.startsWith(nsPrefix));
+  await Promise.all((await benchNamespaces()).map((n) => namespaces.delete(undefined, n).catch(() => undefined)));
+  if (!(await eventuallyTrue(async () => (await benchNamespaces()).length === 0, 300_000, 2000))) {
+    throw new Error(`namespaces ${(await benchNamespaces()).join(', ')} are still there after 300 s`);
   }
 }
 
