@@ -52,6 +52,17 @@ export interface InformerOptions {
    */
   resumeWithinMs?: number;
   /**
+   * After an early end, a version at least this old (20 s) is refreshed before it ages out: the next
+   * watch asks for a short timeout (`REFRESH_WATCH_SECONDS`), and the server sends a bookmark with
+   * its current resourceVersion 2 s before a watch's deadline (nextBookmarkTime in
+   * k8s.io/apiserver/pkg/storage/cacher/cacher.go), where a long watch's first bookmark comes only
+   * after a minute. A daemon's watch, filtered to its own NodeImage, hears of no other object; while
+   * the server keeps closing it within seconds (every NodeImage event goes to every watcher of a
+   * custom resource, which has no trigger index), that bookmark is the only news of a newer version
+   * it can get without a list.
+   */
+  refreshVersionAfterMs?: number;
+  /**
    * The server ends each watch after a time drawn from [this, twice this) seconds (client-go's
    * reflector: 300). Every end is a new watch request, which thousands of daemons multiply.
    */
@@ -67,6 +78,28 @@ export interface InformerOptions {
 }
 
 const LIST_PAGE_SIZE = 500;
+/**
+ * A refreshing watch's timeout: its bookmark is due at 2 s and goes out on the cacher's next ~1 s
+ * tick, carrying the newest version if any event (of any object) reached the cache meanwhile; short,
+ * because a server closing watches within seconds must not close this one first.
+ */
+export const REFRESH_WATCH_SECONDS = 4;
+
+/**
+ * The timeout the next watch asks for: after an early end, with a version `refreshVersionAfterMs`
+ * old or older, a short one whose bookmark renews the version; otherwise one drawn from
+ * [min, 2 min) seconds, so clients do not all come back at once.
+ */
+export function watchTimeoutSeconds(
+  earlyEnds: number,
+  versionAgeMs: number,
+  refreshVersionAfterMs: number,
+  minWatchTimeoutSeconds: number,
+  random: () => number = Math.random,
+): number {
+  if (earlyEnds > 0 && versionAgeMs >= refreshVersionAfterMs) return REFRESH_WATCH_SECONDS;
+  return minWatchTimeoutSeconds + Math.floor(random() * minWatchTimeoutSeconds);
+}
 
 /**
  * How long to stay away from a server that keeps ending the watch: the spread-out backoff (half to
@@ -110,7 +143,7 @@ export class Informer<T extends KubeObject> {
    * How often the informer listed and (re)started a watch, for tests; metrics see the same requests
    * in the API request counter (verb list/watch, code 410 for an expired version).
    */
-  readonly stats = { lists: 0, watches: 0, relistsAfterGone: 0, failures: 0, earlyWatchEnds: 0 };
+  readonly stats = { lists: 0, watches: 0, relistsAfterGone: 0, failures: 0, earlyWatchEnds: 0, refreshWatches: 0 };
 
   constructor(
     private readonly resource: Resource<T>,
@@ -194,14 +227,17 @@ export class Informer<T extends KubeObject> {
           needList = false;
         }
         const started = Date.now();
-        const { expired, timeoutMs } = await this.watchOnce(signal);
+        const timeoutSeconds = watchTimeoutSeconds(earlyEnds, started - this.resourceVersionAt, this.opts.refreshVersionAfterMs ?? 20_000, this.opts.minWatchTimeoutSeconds ?? 300);
+        if (timeoutSeconds === REFRESH_WATCH_SECONDS) this.stats.refreshWatches++;
+        const expired = await this.watchOnce(timeoutSeconds, signal);
         if (expired) {
           this.stats.relistsAfterGone++;
           needList = true;
           this.log.info('watch expired, re-listing', { resourceVersion: this.resourceVersion });
         }
         const lasted = Date.now() - started;
-        const endedEarly = !expired && lasted < timeoutMs - 5_000;
+        const timeoutMs = timeoutSeconds * 1000;
+        const endedEarly = !expired && lasted < timeoutMs - Math.min(5_000, timeoutMs / 2);
         if (!endedEarly || lasted >= 60_000) {
           backoff = min;
           shedBackoff = min;
@@ -264,11 +300,9 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  /** Whether the server said the resourceVersion expired (410), and the timeout the watch asked for. */
-  private async watchOnce(signal: AbortSignal): Promise<{ expired: boolean; timeoutMs: number }> {
+  /** Whether the server said the resourceVersion expired (410). */
+  private async watchOnce(timeoutSeconds: number, signal: AbortSignal): Promise<boolean> {
     this.stats.watches++;
-    const minWatch = this.opts.minWatchTimeoutSeconds ?? 300;
-    const timeoutSeconds = minWatch + Math.floor(Math.random() * minWatch);
     let expired = false;
     const ac = new AbortController();
     const onAbort = (): void => ac.abort();
@@ -298,7 +332,7 @@ export class Informer<T extends KubeObject> {
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
-    return { expired, timeoutMs: timeoutSeconds * 1000 };
+    return expired;
   }
 
   private apply(ev: WatchEvent<T>): void {

@@ -1,4 +1,4 @@
-import { Informer, type Index } from '../../kube/informer.js';
+import { Informer, REFRESH_WATCH_SECONDS, type Index } from '../../kube/informer.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import type { FaultProxy } from '../proxy/fault-proxy.js';
@@ -30,7 +30,7 @@ interface Recorded {
 
 const byColor: Index<ConfigMap> = { name: 'byColor', keys: (o) => (o.metadata?.labels?.['color'] ? [o.metadata.labels['color']] : []) };
 
-function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fromCache?: boolean; backoffMinMs?: number; sheddingBackoffMaxMs?: number; resumeWithinMs?: number } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
+function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fromCache?: boolean; backoffMinMs?: number; sheddingBackoffMaxMs?: number; resumeWithinMs?: number; refreshVersionAfterMs?: number } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
   const rest = opts.viaProxy ? restClient(proxy.url) : direct;
   const inf = new Informer<ConfigMap>(new Resource(rest, core.configmaps), {
     namespace: ns,
@@ -40,6 +40,7 @@ function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fr
     backoffMaxMs: Math.max(1000, 8 * (opts.backoffMinMs ?? 100)),
     ...(opts.sheddingBackoffMaxMs !== undefined ? { sheddingBackoffMaxMs: opts.sheddingBackoffMaxMs } : {}),
     ...(opts.resumeWithinMs !== undefined ? { resumeWithinMs: opts.resumeWithinMs } : {}),
+    ...(opts.refreshVersionAfterMs !== undefined ? { refreshVersionAfterMs: opts.refreshVersionAfterMs } : {}),
     ...(opts.fromCache ? { listFromWatchCache: true, minWatchTimeoutSeconds: 600 } : {}),
   }).addIndex(byColor);
   const seen: Recorded = { added: [], updated: [], deleted: [] };
@@ -243,6 +244,36 @@ describe('Informer on the real API server', () => {
     const { gaps } = await endWatchesRepeatedly('fresh', { sheddingBackoffMaxMs: 60_000, resumeWithinMs: 2_000, touch: true });
     expect(gaps.length).toBe(4);
     gaps.slice(1).forEach((g) => expect(g).toBeLessThan(800 + 300));
+  });
+
+  it('after an early end, renews an ageing resourceVersion with a short watch\'s bookmark while its own object stays unchanged', async () => {
+    await cms.create(cm('refresh1', { suite: 'refresh' }));
+    const { inf, seen, stop } = informer({ label: 'suite=refresh', viaProxy: true, refreshVersionAfterMs: 500 });
+    const watches = (): ReturnType<typeof proxy.requests> => proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === 'suite=refresh');
+    try {
+      await inf.synced;
+      await eventually(() => expect(watches()[0]?.status).toBe(200));
+      const listed = Number(watches()[0]?.query['resourceVersion']);
+      await cms.create(cm('refresh-other'));
+      await new Promise((r) => setTimeout(r, 1_200));
+      proxy.endWatches();
+      await eventually(() => expect(watches().length).toBe(2));
+      expect(watches()[1]?.query['timeoutSeconds']).toBe(String(REFRESH_WATCH_SECONDS));
+      expect(Number(watches()[1]?.query['resourceVersion'])).toBe(listed);
+      // Another object changes while the short watch runs (as thousands of NodeImages do while a
+      // daemon's watch is shed): the server's bookmark, 2 s before that watch's deadline, carries the
+      // newer version into the next watch, an ordinary long one.
+      await eventually(() => expect(watches()[1]?.status).toBe(200));
+      await cms.patch(ns, 'refresh-other', { data: { n: '1' } });
+      await eventually(() => expect(watches().length).toBe(3), 15_000);
+      expect(Number(watches()[2]?.query['resourceVersion'])).toBeGreaterThan(listed);
+      expect(Number(watches()[2]?.query['timeoutSeconds'])).toBeGreaterThanOrEqual(300);
+      expect(inf.stats.refreshWatches).toBe(1);
+      expect(inf.stats.lists).toBe(1);
+      expect(seen.updated).toEqual([]);
+    } finally {
+      stop();
+    }
   });
 
   it('retries a list answered with 429 and 500 until it syncs', async () => {

@@ -70,8 +70,10 @@ describe('kruise-manager restart and leader hand-over', () => {
     expect(await (await fetch(`http://127.0.0.1:${m.healthPort}/healthz`)).text()).toBe('ok');
     expect((await fetch(`http://127.0.0.1:${m.healthPort}/readyz`)).status).toBe(200);
     const text = await (await fetch(`http://127.0.0.1:${m.metricsPort}/metrics`)).text();
+    // A node whose tags wait on a TTL ends its reconciles as "requeue" rather than "success" (one CI
+    // run's nodes all did): either shows the controller's reconciles are counted.
     for (const c of ['nodeimage-controller', 'imagepulljob-controller', 'imagelistpulljob-controller']) {
-      expect(text).toMatch(new RegExp(`kruise_manager_reconciles_total\\{controller="${c}",result="success"\\} [1-9]`));
+      expect(text).toMatch(new RegExp(`kruise_manager_reconciles_total\\{controller="${c}",result="(success|requeue)"\\} [1-9]`));
       expect(text).toContain(`kruise_manager_workqueue_depth{controller="${c}"}`);
     }
     expect(text).toContain('# TYPE kruise_manager_reconciles_total counter');

@@ -43,6 +43,8 @@ export interface WorkerStats {
   /** Informer lists and re-lists after a 410, summed over the worker's daemons. */
   lists: number;
   relistsAfterGone: number;
+  /** Short watches asked for to get a bookmark's newer resourceVersion (kube/informer.ts). */
+  refreshWatches: number;
   rssMiB: number;
   images: Record<string, ImageTimes>;
 }
@@ -142,10 +144,12 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
 function stats(): WorkerStats {
   let lists = 0;
   let relistsAfterGone = 0;
+  let refreshWatches = 0;
   for (const d of daemons) {
     for (const inf of [d.nodeImageInformer, d.crrInformer]) {
       lists += inf.stats.lists;
       relistsAfterGone += inf.stats.relistsAfterGone;
+      refreshWatches += inf.stats.refreshWatches;
     }
   }
   return {
@@ -156,6 +160,7 @@ function stats(): WorkerStats {
     watchEnds: { ...ends },
     lists,
     relistsAfterGone,
+    refreshWatches,
     rssMiB: rssMiB('self'),
     images: Object.fromEntries(images),
   };

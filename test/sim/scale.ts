@@ -123,12 +123,13 @@ interface Totals {
   watchEnds: { timeout: number; early: number; error: number };
   lists: number;
   relistsAfterGone: number;
+  refreshWatches: number;
   rssMiB: number;
   images: Map<string, ImageTimes>;
 }
 async function totals(): Promise<Totals> {
   const all = (await Promise.all(workers.map((w) => ask(w, { type: 'stats' }, 'stats')))).map((m) => m.stats);
-  const out: Totals = { requests: new Map(), openWatches: 0, peakOpenWatches: 0, watchEnds: { timeout: 0, early: 0, error: 0 }, lists: 0, relistsAfterGone: 0, rssMiB: 0, images: new Map() };
+  const out: Totals = { requests: new Map(), openWatches: 0, peakOpenWatches: 0, watchEnds: { timeout: 0, early: 0, error: 0 }, lists: 0, relistsAfterGone: 0, refreshWatches: 0, rssMiB: 0, images: new Map() };
   for (const s of all) {
     for (const [k, v] of Object.entries(s.requests)) out.requests.set(k, (out.requests.get(k) ?? 0) + v);
     out.openWatches += s.openWatches;
@@ -138,6 +139,7 @@ async function totals(): Promise<Totals> {
     out.watchEnds.error += s.watchEnds.error;
     out.lists += s.lists;
     out.relistsAfterGone += s.relistsAfterGone;
+    out.refreshWatches += s.refreshWatches;
     out.rssMiB += s.rssMiB;
     for (const [image, t] of Object.entries(s.images)) {
       const cur = out.images.get(image);
@@ -318,7 +320,7 @@ console.log(
   `| the manager's NodeImage watch while the jobs ran (audit log; one job, ${JOBS} jobs): watch requests; longest time with none open (of it, the manager asking again) | ${one.managerWatch.requests}, ${f(one.managerWatch.longestGapMs / 1000)} s (${f(one.managerWatch.longestAskAgainMs / 1000)} s); ${many.managerWatch.requests}, ${f(many.managerWatch.longestGapMs / 1000)} s (${f(many.managerWatch.longestAskAgainMs / 1000)} s) | |`,
 );
 console.log(`| watches held open per daemon, after start-up / at most | ${f(watchesPerDaemon, 2)} / ${f(end.peakOpenWatches / N, 2)} | ≤ 2 |`);
-console.log(`| watches ended by the server at their timeout / early / failed (all daemons, whole run) | ${end.watchEnds.timeout} / ${end.watchEnds.early} / ${end.watchEnds.error} | |`);
+console.log(`| watches ended by the server at their timeout / early / failed (all daemons, whole run); of them short ones asked for a bookmark's newer version | ${end.watchEnds.timeout} / ${end.watchEnds.early} / ${end.watchEnds.error}; ${end.refreshWatches} | |`);
 console.log(`| re-lists after start-up (all daemons); of them after a 410 | ${relistsAfterStartup}; ${end.relistsAfterGone} | 0 |`);
 console.log(`| API server log: watchers closed as unresponsive; "too old resource version" | ${closedUnresponsive}; ${tooOld} | |`);
 if (rest) {

@@ -1,4 +1,4 @@
-import { resumeWaitMs } from '../../kube/informer.js';
+import { REFRESH_WATCH_SECONDS, resumeWaitMs, watchTimeoutSeconds } from '../../kube/informer.js';
 
 const fixed = (x: number) => (): number => x;
 
@@ -18,5 +18,20 @@ describe('resumeWaitMs', () => {
   it('leaves a version already that old to the backoff alone', () => {
     expect(resumeWaitMs(30_000, 45_000, 45_000, fixed(0))).toBe(15_000);
     expect(resumeWaitMs(8_000, 120_000, 45_000, fixed(0.5))).toBe(8_000);
+  });
+});
+
+describe('watchTimeoutSeconds', () => {
+  it('spreads an ordinary watch over [min, 2 min) seconds', () => {
+    expect(watchTimeoutSeconds(0, 600_000, 20_000, 600, fixed(0))).toBe(600);
+    expect(watchTimeoutSeconds(0, 600_000, 20_000, 600, fixed(0.999))).toBe(1199);
+    expect(watchTimeoutSeconds(3, 19_999, 20_000, 300, fixed(0.5))).toBe(450);
+  });
+
+  it('asks for a short watch, whose bookmark renews the version, after an early end with an ageing version', () => {
+    expect(watchTimeoutSeconds(1, 20_000, 20_000, 600, fixed(0.5))).toBe(REFRESH_WATCH_SECONDS);
+    expect(watchTimeoutSeconds(4, 70_000, 20_000, 600, fixed(0.5))).toBe(REFRESH_WATCH_SECONDS);
+    // The server sends it 2 s before the deadline, on its ~1 s bookmark tick: the watch must outlast both.
+    expect(REFRESH_WATCH_SECONDS).toBeGreaterThanOrEqual(4);
   });
 });
