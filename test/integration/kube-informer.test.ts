@@ -276,6 +276,31 @@ describe('Informer on the real API server', () => {
     }
   });
 
+  it('keeps backing off when a short watch runs its course and the long one after it is ended early again', async () => {
+    await cms.create(cm('shedref1', { suite: 'shedref' }));
+    const { inf, stop } = informer({ label: 'suite=shedref', viaProxy: true, backoffMinMs: 1_000, refreshVersionAfterMs: 500 });
+    const watches = (): ReturnType<typeof proxy.requests> => proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === 'suite=shedref');
+    try {
+      await inf.synced;
+      await eventually(() => expect(watches()[0]?.status).toBe(200));
+      await new Promise((r) => setTimeout(r, 1_200));
+      proxy.endWatches();
+      // The short watch runs out by itself; the long one after it is ended early like the first.
+      await eventually(() => expect(watches().length).toBe(3), 15_000, 20);
+      expect(watches()[1]?.query['timeoutSeconds']).toBe(String(REFRESH_WATCH_SECONDS));
+      await eventually(() => expect(watches()[2]?.status).toBe(200), 15_000, 20);
+      await new Promise((r) => setTimeout(r, 1_200));
+      proxy.endWatches();
+      await eventually(() => expect(watches().length).toBe(4), 15_000, 20);
+      const w = watches();
+      // A second early end in a row: 1 s of backoff drawn from half to one and a half of it, where
+      // a short watch's end taken for a lasting one would have it come back at once.
+      expect((w[3]?.at ?? 0) - (w[2]?.endedAt ?? 0)).toBeGreaterThanOrEqual(500 - 20);
+    } finally {
+      stop();
+    }
+  });
+
   it('retries a list answered with 429 and 500 until it syncs', async () => {
     await cms.create(cm('r1', { suite: 'retry' }));
     proxy.failNext({ status: 500, times: 2, match: { method: 'GET', watch: false, path: /configmaps$/ } });
