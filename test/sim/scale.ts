@@ -23,6 +23,7 @@ import { RestClient } from '../../kube/rest.js';
 import { core, PATCH_MERGE, Resource } from '../../kube/resource.js';
 import { cpuSeconds, rssMiB } from '../../hack/bench/proc.js';
 import { record } from '../../hack/bench/stats.js';
+import { eventuallyTrue } from '../../hack/wait.js';
 import { auditEntries, auditSize, managerNodeImageWrites, managerWatchGaps } from '../../hack/bench/audit.js';
 import type { FromWorker, ImageTimes, ToWorker } from './scale-worker.js';
 import type { LocalEnv } from '../../hack/kruise.js';
@@ -77,6 +78,15 @@ const nodes = new Resource<KubeObject & { spec?: { unschedulable?: boolean } }>(
 const namespaces = new Resource<KubeObject>(admin, core.namespaces);
 const limit = pLimit(32);
 await namespaces.create({ metadata: { name: NS } });
+// The API server learns of the manager's webhook configurations through its own informer: until
+// then a NodeImage create may still be sent to the Service that deploy/ names (one run failed so).
+const probe = `${RUN}-probe`;
+const admitted = await eventuallyTrue(
+  () => nis.create({ metadata: { name: probe, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } } }).then(() => true, () => false),
+  60_000,
+);
+if (!admitted) throw new Error('NodeImage creates still fail after 60 s (is the manager\'s webhook registered?)');
+await nis.delete(undefined, probe);
 await Promise.all(names.map((name) => limit(() => nodes.create({ metadata: { name, labels: runLabels }, spec: { unschedulable: true } }))));
 await Promise.all(names.map((name) => limit(() => nis.create({ metadata: { name, labels: runLabels } }))));
 await Promise.all(limitNames.map((name) => limit(() => nis.create({ metadata: { name, labels: { 'kruise-ts.io/sim-limit': RUN, [LABEL_FAKE_NODE_IMAGE]: 'true' } } }))));
