@@ -96,9 +96,9 @@ export function watchTimeoutSeconds(
   refreshVersionAfterMs: number,
   minWatchTimeoutSeconds: number,
   random: () => number = Math.random,
-): number {
-  if (last.earlyEnds > 0 && !last.refreshed && last.versionAgeMs >= refreshVersionAfterMs) return REFRESH_WATCH_SECONDS;
-  return minWatchTimeoutSeconds + Math.floor(random() * minWatchTimeoutSeconds);
+): { seconds: number; refresh: boolean } {
+  if (last.earlyEnds > 0 && !last.refreshed && last.versionAgeMs >= refreshVersionAfterMs) return { seconds: REFRESH_WATCH_SECONDS, refresh: true };
+  return { seconds: minWatchTimeoutSeconds + Math.floor(random() * minWatchTimeoutSeconds), refresh: false };
 }
 
 /**
@@ -228,12 +228,13 @@ export class Informer<T extends KubeObject> {
           needList = false;
         }
         const started = Date.now();
-        const timeoutSeconds = watchTimeoutSeconds(
+        const next = watchTimeoutSeconds(
           { earlyEnds, versionAgeMs: started - this.resourceVersionAt, refreshed },
           this.opts.refreshVersionAfterMs ?? 30_000,
           this.opts.minWatchTimeoutSeconds ?? 300,
         );
-        refreshed = timeoutSeconds === REFRESH_WATCH_SECONDS;
+        const timeoutSeconds = next.seconds;
+        refreshed = next.refresh;
         if (refreshed) this.stats.refreshWatches++;
         const expired = await this.watchOnce(timeoutSeconds, signal);
         if (expired) {

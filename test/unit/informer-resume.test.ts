@@ -25,19 +25,19 @@ describe('watchTimeoutSeconds', () => {
   const last = (earlyEnds: number, versionAgeMs: number, refreshed = false) => ({ earlyEnds, versionAgeMs, refreshed });
 
   it('spreads an ordinary watch over [min, 2 min) seconds', () => {
-    expect(watchTimeoutSeconds(last(0, 600_000), 30_000, 600, fixed(0))).toBe(600);
-    expect(watchTimeoutSeconds(last(0, 600_000), 30_000, 600, fixed(0.999))).toBe(1199);
-    expect(watchTimeoutSeconds(last(3, 29_999), 30_000, 300, fixed(0.5))).toBe(450);
+    expect(watchTimeoutSeconds(last(0, 600_000), 30_000, 600, fixed(0))).toEqual({ seconds: 600, refresh: false });
+    expect(watchTimeoutSeconds(last(0, 600_000), 30_000, 600, fixed(0.999))).toEqual({ seconds: 1199, refresh: false });
+    expect(watchTimeoutSeconds(last(3, 29_999), 30_000, 300, fixed(0.5))).toEqual({ seconds: 450, refresh: false });
   });
 
   it('asks for a short watch, whose bookmark renews the version, after an early end with an ageing version', () => {
-    expect(watchTimeoutSeconds(last(1, 30_000), 30_000, 600, fixed(0.5))).toBe(REFRESH_WATCH_SECONDS);
-    expect(watchTimeoutSeconds(last(4, 70_000), 30_000, 600, fixed(0.5))).toBe(REFRESH_WATCH_SECONDS);
+    expect(watchTimeoutSeconds(last(1, 30_000), 30_000, 600, fixed(0.5))).toEqual({ seconds: REFRESH_WATCH_SECONDS, refresh: true });
+    expect(watchTimeoutSeconds(last(4, 70_000), 30_000, 600, fixed(0.5))).toEqual({ seconds: REFRESH_WATCH_SECONDS, refresh: true });
     // The server sends it 2 s before the deadline, on its ~1 s bookmark tick: the watch must outlast both.
     expect(REFRESH_WATCH_SECONDS).toBeGreaterThanOrEqual(4);
   });
 
   it('never asks for two short watches in a row: without a bookmark nothing changed, and the version is the newest', () => {
-    expect(watchTimeoutSeconds(last(2, 70_000, true), 30_000, 600, fixed(0))).toBe(600);
+    expect(watchTimeoutSeconds(last(2, 70_000, true), 30_000, 600, fixed(0))).toEqual({ seconds: 600, refresh: false });
   });
 });
