@@ -180,6 +180,12 @@ describe('Informer on the real API server', () => {
     }
   });
 
+  /** The watch requests, oldest first, of the informer a test started with label suite=`suite`. */
+  const watchesOf =
+    (suite: string) =>
+    (): ReturnType<typeof proxy.requests> =>
+      proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === `suite=${suite}`);
+
   /**
    * Ends the informer's watch five times, each a little over a second after the server answered it;
    * with `touch`, its object changes on each watch first, so the informer's resourceVersion is new.
@@ -194,7 +200,7 @@ describe('Informer on the real API server', () => {
       await cms.patch(ns, `${suite}1`, { data });
       await eventually(() => expect(inf.get(`${ns}/${suite}1`)?.data).toEqual(data), 10_000, 20);
     };
-    const watches = (): ReturnType<typeof proxy.requests> => proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === `suite=${suite}`);
+    const watches = watchesOf(suite);
     try {
       await inf.synced;
       await eventually(() => expect(watches()[0]?.status).toBe(200));
@@ -249,7 +255,7 @@ describe('Informer on the real API server', () => {
   it('after an early end, renews an ageing resourceVersion with a short watch\'s bookmark while its own object stays unchanged', async () => {
     await cms.create(cm('refresh1', { suite: 'refresh' }));
     const { inf, seen, stop } = informer({ label: 'suite=refresh', viaProxy: true, refreshVersionAfterMs: 500 });
-    const watches = (): ReturnType<typeof proxy.requests> => proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === 'suite=refresh');
+    const watches = watchesOf('refresh');
     try {
       await inf.synced;
       await eventually(() => expect(watches()[0]?.status).toBe(200));
@@ -279,7 +285,7 @@ describe('Informer on the real API server', () => {
   it('keeps backing off when a short watch runs its course and the long one after it is ended early again', async () => {
     await cms.create(cm('shedref1', { suite: 'shedref' }));
     const { inf, stop } = informer({ label: 'suite=shedref', viaProxy: true, backoffMinMs: 1_000, refreshVersionAfterMs: 500 });
-    const watches = (): ReturnType<typeof proxy.requests> => proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === 'suite=shedref');
+    const watches = watchesOf('shedref');
     try {
       await inf.synced;
       await eventually(() => expect(watches()[0]?.status).toBe(200));
