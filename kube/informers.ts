@@ -30,6 +30,15 @@ export class InformerFactory {
     return inf;
   }
 
+  /**
+   * An informer built with this factory's options that is not shared and not started by it: for
+   * one that comes and goes with its resource (a workload kind whose CRD appears and disappears),
+   * which its owner runs and stops.
+   */
+  unshared<T extends KubeObject>(type: ResourceType, logger?: Logger): Informer<T> {
+    return new Informer<T>(new Resource<T>(this.rest, type), { ...this.defaults, logger: logger ?? this.logger?.child({ informer: type.plural }) });
+  }
+
   /** Starts every informer asked for so far, and any asked for later. */
   start(signal: AbortSignal): void {
     this.signal = signal;

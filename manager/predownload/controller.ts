@@ -6,14 +6,14 @@ import type { AdvancedStatefulSet, CloneSet } from '../../api/types/workloads.js
 import { kruise } from '../../kube/kruise.js';
 import { QueueController, type Controller } from '../../kube/controller.js';
 import type { EventRecorder, EventTarget } from '../../kube/events.js';
-import { Informer } from '../../kube/informer.js';
+import type { Informer } from '../../kube/informer.js';
 import { errorFields, type Logger } from '../../kube/log.js';
 import { ApiError } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource, type ResourceType } from '../../kube/resource.js';
 import { createIfMissing, deleteIfExists } from '../../kube/write.js';
 import type { ControllerContext } from '../context.js';
-import { jobsByControllerUid, MANAGER_SHEDDING_BACKOFF_MAX_MS } from '../informers.js';
+import { jobsByControllerUid } from '../informers.js';
 import { ANNOTATION_PREDOWNLOAD_FROM, decide, PREDOWNLOAD_FROM_FINISHED } from './decide.js';
 import { fromCloneSet, fromStatefulSet, type Workload } from './workload.js';
 
@@ -73,7 +73,7 @@ class PreDownloadController implements Controller {
         if (owner && (j.status?.failed ?? 0) > 0 && j.status?.completionTime) this.qc.queue.add(`${owner.kind}/${j.metadata?.namespace}/${owner.name}/${owner.uid}`);
       },
     });
-    this.crdInformer = new Informer<Crd>(new Resource<Crd>(ctx.rest, core.crds), { logger: this.log, sheddingBackoffMaxMs: MANAGER_SHEDDING_BACKOFF_MAX_MS });
+    this.crdInformer = ctx.informers.factory.unshared<Crd>(core.crds, this.log);
     this.crdInformer.on({ add: (c) => this.crdChanged(c), update: (_o, c) => this.crdChanged(c), delete: (c) => this.crdGone(c) });
   }
 
@@ -108,7 +108,7 @@ class PreDownloadController implements Controller {
     const kind = this.kindOfCrd(crd);
     if (!kind || this.workloads.has(kind) || !established(crd)) return;
     const stop = new AbortController();
-    const informer = new Informer<KubeObject>(new Resource(this.ctx.rest, kinds[kind].type), { logger: this.log, sheddingBackoffMaxMs: MANAGER_SHEDDING_BACKOFF_MAX_MS });
+    const informer = this.ctx.informers.factory.unshared<KubeObject>(kinds[kind].type, this.log);
     const enqueue = (o: KubeObject): void => this.qc.queue.add(`${kind}/${o.metadata?.namespace}/${o.metadata?.name}/${o.metadata?.uid}`);
     informer.on({
       add: enqueue,
