@@ -2,6 +2,7 @@
 // the same K by direct concurrent CRI calls, side by side, plus the daemon's memory footprint.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { CriClient } from '../../daemon/cri/client.js';
@@ -44,9 +45,14 @@ function spawnDaemon(node: string, workers: number): ChildProcess {
   );
 }
 
-
-// Waits on a watch, not by polling: the measuring side must not load the machine it measures.
-async function waitAll(node: string, n: number, timeoutMs = 600_000): Promise<void> {
+/**
+ * Starts watching `node` for every one of `n` tags done, from the current resourceVersion, before
+ * the caller's clock starts: the reader is already watching, as the manager's informer is, and the
+ * watch's set-up is not counted. Waits on a watch, not by polling: the measuring side must not load
+ * the machine it measures.
+ */
+async function watchDone(node: string, n: number, timeoutMs = 600_000): Promise<() => Promise<void>> {
+  const from = (await nis.list(undefined, { limit: 1 })).metadata?.resourceVersion;
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), timeoutMs);
   let done = false;
@@ -59,18 +65,33 @@ async function waitAll(node: string, n: number, timeoutMs = 600_000): Promise<vo
       ac.abort();
     }
   };
-  try {
-    check(await nis.get(undefined, node));
+  const watching = (async () => {
+    let rv = from;
     while (!done && !ac.signal.aborted) {
-      await nis.watch(undefined, { fieldSelector: `metadata.name=${node}` }, (ev) => {
-        if (ev.type === 'ADDED' || ev.type === 'MODIFIED') check(ev.object);
+      await nis.watch(undefined, { fieldSelector: `metadata.name=${node}`, ...(rv ? { resourceVersion: rv } : {}) }, (ev) => {
+        if (ev.type === 'ADDED' || ev.type === 'MODIFIED') {
+          rv = ev.object.metadata?.resourceVersion;
+          check(ev.object);
+        }
       }, ac.signal);
     }
-  } finally {
-    clearTimeout(timer);
-  }
-  if (!done) throw new Error(`${node}: not done in time`);
-  if (failed > 0) throw new Error(`${node}: ${failed} pulls failed`);
+  })();
+  return async () => {
+    try {
+      await watching;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!done) throw new Error(`${node}: not done in time`);
+    if (failed > 0) throw new Error(`${node}: ${failed} pulls failed`);
+  };
+}
+
+/** Whole-machine CPU time used so far (ms, every core), from /proc/stat (in ticks of 1/100 s). */
+function machineCpuMs(): number {
+  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const busy = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0);
+  return (busy * 1000) / 100;
 }
 
 const tagSpec = (tag: string, policy: 'Always' | 'IfNotPresent' = 'Always') => ({
@@ -81,12 +102,34 @@ const tagSpec = (tag: string, policy: 'Always' | 'IfNotPresent' = 'Always') => (
   pullPolicy: { timeoutSeconds: 300, backoffLimit: 1, ttlSecondsAfterFinished: 300 },
 });
 
-async function throughDaemon(node: string, refs: string[], tag = '1.0'): Promise<number> {
+function specOf(refs: string[], tag: string): Record<string, ImageSpec> {
   const spec: Record<string, ImageSpec> = {};
   for (const r of refs) spec[r] = { tags: [tagSpec(tag)] };
+  return spec;
+}
+
+async function throughDaemon(node: string, refs: string[], tag = '1.0'): Promise<number> {
+  const done = await watchDone(node, refs.length);
   const t0 = performance.now();
-  await nis.create({ metadata: { name: node, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: { images: spec } });
-  await waitAll(node, refs.length);
+  await nis.create({ metadata: { name: node, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: { images: specOf(refs, tag) } });
+  await done();
+  const ms = performance.now() - t0;
+  await nis.delete(undefined, node);
+  return ms;
+}
+
+/**
+ * The API's own share of any NodeImage path, with no daemon: a plain client creates the same
+ * NodeImage, writes a status reporting every tag Succeeded at once, and the same watch sees it.
+ */
+async function apiFloor(node: string, refs: string[], tag = '1.0'): Promise<number> {
+  const done = await watchDone(node, refs.length);
+  const t0 = performance.now();
+  const created = await nis.create({ metadata: { name: node, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: { images: specOf(refs, tag) } });
+  const now = new Date().toISOString();
+  const imageStatuses = Object.fromEntries(refs.map((r) => [r, { tags: [{ tag, version: 0, phase: 'Succeeded' as const, progress: 100, startTime: now, completionTime: now }] }]));
+  await nis.updateStatus({ ...created, status: { desired: refs.length, succeeded: refs.length, failed: 0, pulling: 0, imageStatuses } });
+  await done();
   const ms = performance.now() - t0;
   await nis.delete(undefined, node);
   return ms;
@@ -98,7 +141,7 @@ async function direct(refs: string[], tag = '1.0'): Promise<number> {
   return performance.now() - t0;
 }
 
-const rows: Array<[string, string, string, string]> = [];
+const rows: string[][] = [];
 const cases: Array<[string, string[]]> = [
   ['K=1', images(1, 1)],
   ['K=20', images(20, 2)],
@@ -109,20 +152,31 @@ for (const [label, refs] of cases) {
   // The daemon gets as many workers as the direct run has concurrent calls: only the path differs.
   const node = `bench-${label.replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
   await nis.delete(undefined, node).catch(() => undefined);
+  await nis.delete(undefined, `${node}-floor`).catch(() => undefined);
   const proc = spawnDaemon(node, refs.length);
   await sleep(1500);
   const d: number[] = [];
   const k: number[] = [];
+  const floor: number[] = [];
+  const cpuD: number[] = [];
+  const cpuK: number[] = [];
   for (let r = 0; r < runs; r++) {
     await removeAll(refs.map((x) => `${x}:1.0`));
+    let c0 = machineCpuMs();
     d.push(await direct(refs));
+    cpuD.push(machineCpuMs() - c0);
     await removeAll(refs.map((x) => `${x}:1.0`));
+    c0 = machineCpuMs();
     k.push(await throughDaemon(`${node}`, refs));
+    cpuK.push(machineCpuMs() - c0);
+    floor.push(await apiFloor(`${node}-floor`, refs));
   }
   proc.kill('SIGTERM');
   const ds = summarize(d);
   const ks = summarize(k);
-  rows.push([label, fmt(ds), fmt(ks), (ks.median / ds.median).toFixed(2)]);
+  const fs = summarize(floor);
+  const extraCpu = summarize(cpuK.map((c, i) => c - (cpuD[i] ?? 0)));
+  rows.push([label, fmt(ds), fmt(ks), (ks.median / ds.median).toFixed(2), fmt(fs), `${(ks.median - ds.median - fs.median).toFixed(0)} ms`, `${extraCpu.median.toFixed(0)} ms`]);
   record(`pullPathRatio ${label}`, ks.median / ds.median);
 }
 
@@ -138,16 +192,19 @@ for (const r of refs) {
   const res = await fetch(`http://${r.split('/')[0]}/v2/${r.split('/').slice(1).join('/')}/manifests/1.0`, { method: 'HEAD', headers: { Accept: 'application/vnd.oci.image.manifest.v1+json' } });
   spec[r] = { tags: [tagSpec('1.0', 'IfNotPresent'), tagSpec(res.headers.get('docker-content-digest') ?? '', 'IfNotPresent')] };
 }
+const footprintDone = await watchDone(node, 200);
 await nis.create({ metadata: { name: node, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: { images: spec } });
-await waitAll(node, 200);
+await footprintDone();
 await sleep(3000);
 const busy = rssMiB(proc.pid ?? 0);
 proc.kill('SIGTERM');
 await nis.delete(undefined, node);
 
 console.log('## Pull path: NodeImage → kruise-daemon → containerd vs direct concurrent CRI calls\n');
-console.log('Cold pulls from the local registry into one containerd; the daemon runs with as many pull workers as the direct run has concurrent calls. Time is from writing the NodeImage to its status reporting every tag Succeeded.\n');
-console.log('| case | direct CRI | through the daemon | ratio (daemon / direct) |\n| --- | --- | --- | --- |');
+console.log(
+  `Cold pulls from the local registry into one containerd; the daemon runs with as many pull workers as the direct run has concurrent calls. Time is from writing the NodeImage to its status reporting every tag Succeeded, read by a watch opened before the write (as the manager's informer is). The API floor is what any NodeImage path costs before a pull: a plain client, no daemon, creates the same NodeImage and writes its finished status at once, seen by the same watch. The residue is what is left of the daemon's time after the direct pull and that floor. Extra CPU is the whole machine's CPU time (every process, all cores) of a run through the daemon minus that of the direct run beside it: on ${cpus().length} cores busy with the pulls, it is time the pulls wait.\n`,
+);
+console.log('| case | direct CRI | through the daemon | ratio (daemon / direct) | API floor | residue | extra CPU |\n| --- | --- | --- | --- | --- | --- | --- |');
 for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 record('daemonIdleRssMiB', idle);
 record('daemonBusyRssMiB', busy);
