@@ -79,11 +79,13 @@ export interface InformerOptions {
 
 const LIST_PAGE_SIZE = 500;
 /**
- * A refreshing watch's timeout: its bookmark is due at 2 s and goes out on the cacher's next ~1 s
- * tick, carrying the newest version if any event (of any object) reached the cache meanwhile; short,
- * because a server closing watches within seconds must not close this one first.
+ * A refreshing watch's timeout: its bookmark is due 2 s before the deadline, at 1 s, and goes out on
+ * the cacher's next bookmark tick (every 0.75–1.25 s), so by 2.25 s, carrying the newest version if
+ * any event (of any object) reached the cache meanwhile. As short as allows that: a server closing
+ * watches within seconds must not close this one first, and a 4 s one waits a second longer for the
+ * same bookmark.
  */
-export const REFRESH_WATCH_SECONDS = 4;
+export const REFRESH_WATCH_SECONDS = 3;
 
 /**
  * The timeout the next watch asks for: after an early end, with a version `refreshVersionAfterMs`
