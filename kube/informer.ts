@@ -89,19 +89,17 @@ export const REFRESH_WATCH_SECONDS = 3;
 
 /**
  * The timeout the next watch asks for: after an early end, with a version `refreshVersionAfterMs`
- * old or older, a short one whose bookmark renews the version, though never right after a short one
- * that ran its course (`refreshRanOut`: with nothing changing anywhere there is no bookmark to get,
- * and the version is as new as it gets); a short one the server closed first renewed nothing, and
- * only another short one can (a long watch's first bookmark comes after a minute). Otherwise one
- * drawn from [min, 2 min) seconds, so clients do not all come back at once.
+ * old or older, a short one whose bookmark renews the version, though never two in a row (with
+ * nothing changing anywhere there is no bookmark to get, and the version is as new as it gets);
+ * otherwise one drawn from [min, 2 min) seconds, so clients do not all come back at once.
  */
 export function watchTimeoutSeconds(
-  last: { earlyEnds: number; versionAgeMs: number; refreshRanOut: boolean },
+  last: { earlyEnds: number; versionAgeMs: number; refreshed: boolean },
   refreshVersionAfterMs: number,
   minWatchTimeoutSeconds: number,
   random: () => number = Math.random,
 ): { seconds: number; refresh: boolean } {
-  if (last.earlyEnds > 0 && !last.refreshRanOut && last.versionAgeMs >= refreshVersionAfterMs) return { seconds: REFRESH_WATCH_SECONDS, refresh: true };
+  if (last.earlyEnds > 0 && !last.refreshed && last.versionAgeMs >= refreshVersionAfterMs) return { seconds: REFRESH_WATCH_SECONDS, refresh: true };
   return { seconds: minWatchTimeoutSeconds + Math.floor(random() * minWatchTimeoutSeconds), refresh: false };
 }
 
@@ -224,7 +222,7 @@ export class Informer<T extends KubeObject> {
     let shedBackoff = min;
     let needList = true;
     let earlyEnds = 0;
-    let refreshRanOut = false;
+    let refreshed = false;
     while (!signal.aborted) {
       try {
         if (needList) {
@@ -233,12 +231,13 @@ export class Informer<T extends KubeObject> {
         }
         const started = Date.now();
         const next = watchTimeoutSeconds(
-          { earlyEnds, versionAgeMs: started - this.resourceVersionAt, refreshRanOut },
+          { earlyEnds, versionAgeMs: started - this.resourceVersionAt, refreshed },
           this.opts.refreshVersionAfterMs ?? 30_000,
           this.opts.minWatchTimeoutSeconds ?? 300,
         );
         const timeoutSeconds = next.seconds;
-        if (next.refresh) this.stats.refreshWatches++;
+        refreshed = next.refresh;
+        if (refreshed) this.stats.refreshWatches++;
         const expired = await this.watchOnce(timeoutSeconds, signal);
         if (expired) {
           this.stats.relistsAfterGone++;
@@ -252,12 +251,11 @@ export class Informer<T extends KubeObject> {
         // (measured at 5,000 simulated nodes: resetting here had the daemons come straight back each
         // time, with 8 times the closes, and 5 jobs not done in 28 minutes); only a long watch that
         // lasts does.
-        if ((!endedEarly && !next.refresh) || lasted >= 60_000) {
+        if ((!endedEarly && !refreshed) || lasted >= 60_000) {
           backoff = min;
           shedBackoff = min;
           earlyEnds = 0;
         }
-        refreshRanOut = next.refresh && !endedEarly;
         if (endedEarly) {
           // The server ended the watch before its timeout. Once is a cut connection: resume at once.
           // Again and again is a server shedding watchers (kube-apiserver closes the ones that lag
