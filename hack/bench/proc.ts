@@ -10,3 +10,10 @@ export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
+
+/** CPU time the whole machine has used (ms, every process and core), from /proc/stat (ticks of 1/100 s). */
+export function machineCpuMs(): number {
+  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const busy = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0);
+  return (busy * 1000) / 100;
+}

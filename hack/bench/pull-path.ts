@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
-import { rssMiB } from './proc.js';
+import { machineCpuMs, rssMiB } from './proc.js';
 import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
 import type { NodeImage, ImageSpec } from '../../api/types/nodeimage.js';
 import { kruise } from '../../kube/kruise.js';
@@ -87,13 +87,6 @@ async function watchDone(node: string, n: number, timeoutMs = 600_000): Promise<
   };
 }
 
-/** Whole-machine CPU time used so far (ms, every core), from /proc/stat (in ticks of 1/100 s). */
-function machineCpuMs(): number {
-  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
-  const busy = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0);
-  return (busy * 1000) / 100;
-}
-
 const tagSpec = (tag: string, policy: 'Always' | 'IfNotPresent' = 'Always') => ({
   tag,
   version: 0,
@@ -108,32 +101,33 @@ function specOf(refs: string[], tag: string): Record<string, ImageSpec> {
   return spec;
 }
 
-async function throughDaemon(node: string, refs: string[], tag = '1.0'): Promise<number> {
+/**
+ * Writes the NodeImage for `refs` and times it until its status reports every tag done: through the
+ * daemon, or, with `finish`, through the plain client's own status write (the API floor).
+ */
+async function timeNodeImage(node: string, refs: string[], tag: string, finish?: (created: NodeImage) => Promise<void>): Promise<number> {
   const done = await watchDone(node, refs.length);
   const t0 = performance.now();
-  await nis.create({ metadata: { name: node, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: { images: specOf(refs, tag) } });
+  const created = await nis.create({ metadata: { name: node, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: { images: specOf(refs, tag) } });
+  await finish?.(created);
   await done();
   const ms = performance.now() - t0;
   await nis.delete(undefined, node);
   return ms;
 }
 
+const throughDaemon = (node: string, refs: string[], tag = '1.0'): Promise<number> => timeNodeImage(node, refs, tag);
+
 /**
  * The API's own share of any NodeImage path, with no daemon: a plain client creates the same
  * NodeImage, writes a status reporting every tag Succeeded at once, and the same watch sees it.
  */
-async function apiFloor(node: string, refs: string[], tag = '1.0'): Promise<number> {
-  const done = await watchDone(node, refs.length);
-  const t0 = performance.now();
-  const created = await nis.create({ metadata: { name: node, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: { images: specOf(refs, tag) } });
-  const now = new Date().toISOString();
-  const imageStatuses = Object.fromEntries(refs.map((r) => [r, { tags: [{ tag, version: 0, phase: 'Succeeded' as const, progress: 100, startTime: now, completionTime: now }] }]));
-  await nis.updateStatus({ ...created, status: { desired: refs.length, succeeded: refs.length, failed: 0, pulling: 0, imageStatuses } });
-  await done();
-  const ms = performance.now() - t0;
-  await nis.delete(undefined, node);
-  return ms;
-}
+const apiFloor = (node: string, refs: string[], tag = '1.0'): Promise<number> =>
+  timeNodeImage(node, refs, tag, async (created) => {
+    const now = new Date().toISOString();
+    const imageStatuses = Object.fromEntries(refs.map((r) => [r, { tags: [{ tag, version: 0, phase: 'Succeeded' as const, progress: 100, startTime: now, completionTime: now }] }]));
+    await nis.updateStatus({ ...created, status: { desired: refs.length, succeeded: refs.length, failed: 0, pulling: 0, imageStatuses } });
+  });
 
 async function direct(refs: string[], tag = '1.0'): Promise<number> {
   const t0 = performance.now();
@@ -160,18 +154,22 @@ for (const [label, refs] of cases) {
   const floor: number[] = [];
   const cpuD: number[] = [];
   const cpuK: number[] = [];
-  for (let r = 0; r < runs; r++) {
-    await removeAll(refs.map((x) => `${x}:1.0`));
-    let c0 = machineCpuMs();
-    d.push(await direct(refs));
-    cpuD.push(machineCpuMs() - c0);
-    await removeAll(refs.map((x) => `${x}:1.0`));
-    c0 = machineCpuMs();
-    k.push(await throughDaemon(`${node}`, refs));
-    cpuK.push(machineCpuMs() - c0);
-    floor.push(await apiFloor(`${node}-floor`, refs));
+  // A failing run must not leave its daemon behind.
+  try {
+    for (let r = 0; r < runs; r++) {
+      await removeAll(refs.map((x) => `${x}:1.0`));
+      let c0 = machineCpuMs();
+      d.push(await direct(refs));
+      cpuD.push(machineCpuMs() - c0);
+      await removeAll(refs.map((x) => `${x}:1.0`));
+      c0 = machineCpuMs();
+      k.push(await throughDaemon(`${node}`, refs));
+      cpuK.push(machineCpuMs() - c0);
+      floor.push(await apiFloor(`${node}-floor`, refs));
+    }
+  } finally {
+    proc.kill('SIGTERM');
   }
-  proc.kill('SIGTERM');
   const ds = summarize(d);
   const ks = summarize(k);
   const fs = summarize(floor);
