@@ -82,7 +82,7 @@ await namespaces.create({ metadata: { name: NS } });
 // such rather than failing thousands of creates.
 const probe = `${RUN}-probe`;
 await nis.create({ metadata: { name: probe, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } } }).catch((err: unknown) => {
-  throw new Error(`a NodeImage create is not admitted: is a kruise-manager from an earlier run still holding the webhook's port? (${String(err)})`);
+  throw new Error(`a NodeImage create is not admitted: is a kruise-manager from an earlier run still holding the webhook's port? (${String(err)})`, { cause: err });
 });
 await nis.delete(undefined, probe);
 await Promise.all(names.map((name) => limit(() => nodes.create({ metadata: { name, labels: runLabels }, spec: { unschedulable: true } }))));
