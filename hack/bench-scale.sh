@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # npm run bench:scale: the scale simulation at full size on its own local cluster (SIM_NODES 5000,
 # SIM_JOBS 50, SIM_REST_MINUTES 30 at rest, SIM_WORKERS one per 1,000 nodes), beside the API
-# server's own write limit measured in the same run; writes BENCHMARKS.md's "Full scale" section
-# (the rest of the file is npm run bench's). Figures are measurements, never pass or fail.
+# server's own write limit measured in the same run; writes BENCHMARKS.md's "Full scale" section of
+# its size (a run at another SIM_NODES keeps its own; the rest of the file is npm run bench's).
+# Figures are measurements, never pass or fail.
 source "$(dirname "$0")/lib/common.sh"
 require_root "$@"
 source "$(dirname "$0")/lib/bench-env.sh"
@@ -19,7 +20,7 @@ began=$(date +%s)
   echo "Run: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(( ($(date +%s) - began + 30) / 60 )) min."
 } > "$section"
 node dist/hack/kruise.js down "$envjson" >&2
-replace_section BENCHMARKS.md "## Full scale" "$section"
+replace_section BENCHMARKS.md "## Full scale (npm run bench:scale): ${SIM_NODES:-5000} simulated nodes" "$section"
 cat "$section"
 rm -f "$section"
 log "wrote the Full scale section of BENCHMARKS.md"

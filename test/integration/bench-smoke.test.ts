@@ -38,6 +38,9 @@ describe('benchmark harness (smoke)', () => {
     // The manager's fan-out is read from the API server's audit log: one write per selected node.
     expect(figures.get('simManagerWritesPerNode')).toBe(1);
     expect(figures.get('simFanoutRatio')).toBeGreaterThan(0);
+    // The machine's CPU during the jobs (every process, from /proc/stat), split by who used it.
+    expect(figures.get('simMachineCpuPercent')).toBeGreaterThan(0);
+    expect(sim.out).toMatch(/\| CPU during the jobs, in % of a core \(the machine has \d+\): .* \| (\d+)%; (\d+)%; (\d+)%; (\d+)%; -?(\d+)% \| \|/);
 
     const cmp = await node('hack/bench/compare.js', [results], {});
     expect(cmp.code).toBe(0);

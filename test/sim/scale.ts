@@ -10,6 +10,7 @@
 // SIM_TITLE (the section's heading).
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
@@ -21,7 +22,7 @@ import { discoverKruise } from '../../kube/kruise.js';
 import { rootLogger } from '../../kube/log.js';
 import { RestClient } from '../../kube/rest.js';
 import { core, PATCH_MERGE, Resource } from '../../kube/resource.js';
-import { cpuSeconds, rssMiB } from '../../hack/bench/proc.js';
+import { cpuSeconds, machineCpuMs, rssMiB } from '../../hack/bench/proc.js';
 import { record } from '../../hack/bench/stats.js';
 import { auditEntries, auditSize, managerNodeImageWrites, managerWatchGaps } from '../../hack/bench/audit.js';
 import type { FromWorker, ImageTimes, ToWorker } from './scale-worker.js';
@@ -210,11 +211,17 @@ interface JobsRun {
   peak: number;
   apiCpu: number;
   apiPeak: number;
+  /** CPU seconds of every process on the machine, and of the simulated daemons' workers. */
+  machineCpu: number;
+  workersCpu: number;
 }
+const workersCpuSeconds = (): number => workers.reduce((a, w) => a + (w.child.pid ? cpuSeconds(w.child.pid) : 0), 0);
 async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const before = statusWrites(await totals());
   const cpu0 = cpuSeconds(managerPid);
   const api0 = apiServerPid ? cpuSeconds(apiServerPid) : 0;
+  const machine0 = machineCpuMs();
+  const workers0 = workersCpuSeconds();
   let peak = rssMiB(managerPid);
   let apiPeak = apiServerPid ? rssMiB(apiServerPid) : 0;
   const auditFrom = auditSize(env.auditLog);
@@ -237,6 +244,8 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const seconds = (Date.now() - start) / 1000;
   const cpu = cpuSeconds(managerPid) - cpu0;
   const apiCpu = apiServerPid ? cpuSeconds(apiServerPid) - api0 : 0;
+  const machineCpu = (machineCpuMs() - machine0) / 1000;
+  const workersCpu = workersCpuSeconds() - workers0;
   const after = await totals();
   const times = created.map((j) => after.images.get(`sim.local/${j.metadata?.name ?? ''}`));
   const fanoutSeconds = Math.max(...times.map((t) => ((t?.seenLast ?? start) - start) / 1000));
@@ -245,7 +254,7 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const written = managerNodeImageWrites(audited, new Set(names), N * n);
   const managerWatch = managerWatchGaps(audited, 'nodeimages');
   for (const j of created) await jobs.delete(NS, j.metadata?.name ?? '').catch(() => undefined);
-  return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, fanoutSeconds, lastStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak };
+  return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, fanoutSeconds, lastStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak, machineCpu, workersCpu };
 }
 
 const lim = await limitWrites();
@@ -309,6 +318,7 @@ record('simOneJobSeconds', one.seconds);
 record('simFanoutRatio', fanoutRatio);
 record('simManagerWritesPerNode', one.managerWrites / N);
 record('simEndToEndRatio', endToEndRatio);
+record('simMachineCpuPercent', (100 * (one.machineCpu + many.machineCpu)) / runSeconds);
 
 const f = (x: number, d = 1): string => x.toFixed(d);
 console.log(`## ${TITLE}: ${N} simulated nodes\n`);
@@ -338,6 +348,17 @@ if (rest) {
 console.log(`| NodeImage status writes per node per tag (one job; ${JOBS} jobs) | ${f(one.writes / N, 2)}; ${f(many.writes / (N * JOBS), 2)} | ≤ 3 |`);
 console.log(`| manager CPU during the jobs; peak RSS | ${f(managerCpuPercent, 0)}% of a core; ${f(managerPeak, 0)} MiB | < 500 MiB |`);
 console.log(`| API server CPU during the jobs; peak RSS | ${f((100 * (one.apiCpu + many.apiCpu)) / runSeconds, 0)}% of a core; ${f(Math.max(one.apiPeak, many.apiPeak), 0)} MiB | |`);
+// Whether the machine itself was the bound: everything here (API server, etcd, manager, the
+// simulated daemons) shares its cores.
+const cores = cpus().length;
+const share = (seconds: number): string => `${f((100 * seconds) / runSeconds, 0)}%`;
+const machineCpu = one.machineCpu + many.machineCpu;
+const apiCpu = one.apiCpu + many.apiCpu;
+const workersCpu = one.workersCpu + many.workersCpu;
+const managerCpu = one.cpu + many.cpu;
+console.log(
+  `| CPU during the jobs, in % of a core (the machine has ${cores}): every process; the API server; the simulated daemons; the manager; the rest (etcd, this benchmark, the system) | ${share(machineCpu)}; ${share(apiCpu)}; ${share(workersCpu)}; ${share(managerCpu)}; ${share(machineCpu - apiCpu - workersCpu - managerCpu)} | |`,
+);
 console.log(`| memory per simulated daemon (in ${WORKERS} worker process(es)) | ${f(daemonKiB, 0)} KiB | |`);
 console.log(
   `\nDaemon API requests per node, by verb and resource (a watch the server ends is resumed from its last resourceVersion, one more watch request): ${[...end.requests].map(([k, v]) => `${k} ${f(v / N, 2)}`).join(', ')}\n`,
