@@ -299,6 +299,7 @@ await namespaces.delete(undefined, NS).catch(() => undefined);
 await admin.close();
 
 const runSeconds = one.seconds + many.seconds;
+const machineCpu = one.machineCpu + many.machineCpu;
 const managerCpuPercent = (100 * (one.cpu + many.cpu)) / runSeconds;
 const managerPeak = Math.max(one.peak, many.peak);
 const fanoutRatio = one.managerSeconds / lim.specSeconds;
@@ -318,7 +319,7 @@ record('simOneJobSeconds', one.seconds);
 record('simFanoutRatio', fanoutRatio);
 record('simManagerWritesPerNode', one.managerWrites / N);
 record('simEndToEndRatio', endToEndRatio);
-record('simMachineCpuPercent', (100 * (one.machineCpu + many.machineCpu)) / runSeconds);
+record('simMachineCpuPercent', (100 * machineCpu) / runSeconds);
 
 const f = (x: number, d = 1): string => x.toFixed(d);
 console.log(`## ${TITLE}: ${N} simulated nodes\n`);
@@ -352,7 +353,6 @@ console.log(`| API server CPU during the jobs; peak RSS | ${f((100 * (one.apiCpu
 // simulated daemons) shares its cores.
 const cores = cpus().length;
 const share = (seconds: number): string => `${f((100 * seconds) / runSeconds, 0)}%`;
-const machineCpu = one.machineCpu + many.machineCpu;
 const apiCpu = one.apiCpu + many.apiCpu;
 const workersCpu = one.workersCpu + many.workersCpu;
 const managerCpu = one.cpu + many.cpu;
