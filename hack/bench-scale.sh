@@ -20,7 +20,8 @@ began=$(date +%s)
   echo "Run: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(( ($(date +%s) - began + 30) / 60 )) min."
 } > "$section"
 node dist/hack/kruise.js down "$envjson" >&2
-replace_section BENCHMARKS.md "## Full scale (npm run bench:scale): ${SIM_NODES:-5000} simulated nodes" "$section"
+# The section's own heading (it names the size) is the one it replaces.
+replace_section BENCHMARKS.md "$(head -n 1 "$section")" "$section"
 cat "$section"
 rm -f "$section"
 log "wrote the Full scale section of BENCHMARKS.md"

@@ -299,8 +299,14 @@ await namespaces.delete(undefined, NS).catch(() => undefined);
 await admin.close();
 
 const runSeconds = one.seconds + many.seconds;
+// CPU seconds during the jobs: the whole machine (everything here shares its cores: API server,
+// etcd, manager, the simulated daemons) and each part of it measured on its own.
 const machineCpu = one.machineCpu + many.machineCpu;
-const managerCpuPercent = (100 * (one.cpu + many.cpu)) / runSeconds;
+const apiCpu = one.apiCpu + many.apiCpu;
+const workersCpu = one.workersCpu + many.workersCpu;
+const managerCpu = one.cpu + many.cpu;
+const percentOfRun = (cpu: number): number => (100 * cpu) / runSeconds;
+const managerCpuPercent = percentOfRun(managerCpu);
 const managerPeak = Math.max(one.peak, many.peak);
 const fanoutRatio = one.managerSeconds / lim.specSeconds;
 // A node's status write follows its tag by the pull's delay; the daemons' writes overlap the
@@ -319,7 +325,7 @@ record('simOneJobSeconds', one.seconds);
 record('simFanoutRatio', fanoutRatio);
 record('simManagerWritesPerNode', one.managerWrites / N);
 record('simEndToEndRatio', endToEndRatio);
-record('simMachineCpuPercent', (100 * machineCpu) / runSeconds);
+record('simMachineCpuPercent', percentOfRun(machineCpu));
 
 const f = (x: number, d = 1): string => x.toFixed(d);
 console.log(`## ${TITLE}: ${N} simulated nodes\n`);
@@ -348,16 +354,10 @@ if (rest) {
 }
 console.log(`| NodeImage status writes per node per tag (one job; ${JOBS} jobs) | ${f(one.writes / N, 2)}; ${f(many.writes / (N * JOBS), 2)} | ≤ 3 |`);
 console.log(`| manager CPU during the jobs; peak RSS | ${f(managerCpuPercent, 0)}% of a core; ${f(managerPeak, 0)} MiB | < 500 MiB |`);
-console.log(`| API server CPU during the jobs; peak RSS | ${f((100 * (one.apiCpu + many.apiCpu)) / runSeconds, 0)}% of a core; ${f(Math.max(one.apiPeak, many.apiPeak), 0)} MiB | |`);
-// Whether the machine itself was the bound: everything here (API server, etcd, manager, the
-// simulated daemons) shares its cores.
-const cores = cpus().length;
-const share = (seconds: number): string => `${f((100 * seconds) / runSeconds, 0)}%`;
-const apiCpu = one.apiCpu + many.apiCpu;
-const workersCpu = one.workersCpu + many.workersCpu;
-const managerCpu = one.cpu + many.cpu;
+console.log(`| API server CPU during the jobs; peak RSS | ${f(percentOfRun(apiCpu), 0)}% of a core; ${f(Math.max(one.apiPeak, many.apiPeak), 0)} MiB | |`);
+const share = (cpu: number): string => `${f(percentOfRun(cpu), 0)}%`;
 console.log(
-  `| CPU during the jobs, in % of a core (the machine has ${cores}): every process; the API server; the simulated daemons; the manager; the rest (etcd, this benchmark, the system) | ${share(machineCpu)}; ${share(apiCpu)}; ${share(workersCpu)}; ${share(managerCpu)}; ${share(machineCpu - apiCpu - workersCpu - managerCpu)} | |`,
+  `| CPU during the jobs, in % of a core (the machine has ${cpus().length}): every process; the API server; the simulated daemons; the manager; the rest (etcd, this benchmark, the system) | ${share(machineCpu)}; ${share(apiCpu)}; ${share(workersCpu)}; ${share(managerCpu)}; ${share(machineCpu - apiCpu - workersCpu - managerCpu)} | |`,
 );
 console.log(`| memory per simulated daemon (in ${WORKERS} worker process(es)) | ${f(daemonKiB, 0)} KiB | |`);
 console.log(
