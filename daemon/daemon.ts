@@ -51,9 +51,11 @@ export interface DaemonConfig {
  * A daemon's two watches (its NodeImage, its node's CRRs) each last 10 to 20 minutes: at rest a node
  * makes under one watch request in 5 minutes (0.67 on average), where client-go's 5 to 10 minutes
  * would make 1.33, so 6,700 requests in 5 minutes from 5,000 nodes; bookmarks (every minute) keep the
- * resourceVersion a watch resumes from fresh. Their lists come from the API server's watch cache.
+ * resourceVersion a watch resumes from fresh. Their lists come from the API server's watch cache,
+ * so after the server ends a watch early, a version 5 s old or older is renewed by such a list (one
+ * lookup) rather than resumed, which would replay every NodeImage event since (kube/informer.ts).
  */
-const OWN_NODE_WATCH = { minWatchTimeoutSeconds: 600, listFromWatchCache: true } as const;
+const OWN_NODE_WATCH = { minWatchTimeoutSeconds: 600, listFromWatchCache: true, refreshVersionAfterMs: 5_000 } as const;
 
 /**
  * The node agent's parts wired together, without flags or servers, so the binary, the tests and

@@ -59,7 +59,8 @@ export interface InformerOptions {
    * after a minute. A daemon's watch, filtered to its own NodeImage, hears of no other object; while
    * the server keeps closing it within seconds (every NodeImage event goes to every watcher of a
    * custom resource, which has no trigger index), that bookmark is the only news of a newer version
-   * it can get without a list.
+   * it can get without a list. Where lists come from the watch cache (`listFromWatchCache`), a list
+   * renews the version instead (below).
    */
   refreshVersionAfterMs?: number;
   /**
@@ -104,6 +105,21 @@ export function watchTimeoutSeconds(
 }
 
 /**
+ * Whether to renew the version with a list from the watch cache before resuming after an early end:
+ * when lists are served from that cache and the version is `refreshVersionAfterMs` old or older. A
+ * watch resumed from an old version first replays every event of the kind the server kept since
+ * then, and takes no new event meanwhile (cacheWatcher.process in
+ * k8s.io/apiserver/pkg/storage/cacher/cacher.go): on a server already shedding watchers, that replay
+ * is what gets it closed again, after each new event's dispatch to every watcher has waited for it
+ * (Cacher.dispatchEvent). A list from the cache answers with the cache's newest version, so the watch after it
+ * replays nothing; for one named object (a daemon's NodeImage) it is a single lookup
+ * (Cacher.GetToList).
+ */
+export function refreshByList(last: { earlyEnds: number; versionAgeMs: number }, refreshVersionAfterMs: number, listFromWatchCache: boolean): boolean {
+  return listFromWatchCache && last.earlyEnds > 0 && last.versionAgeMs >= refreshVersionAfterMs;
+}
+
+/**
  * How long to stay away from a server that keeps ending the watch: the spread-out backoff (half to
  * one and a half of `backoffMs`), but at most until the last resourceVersion, `versionAgeMs` old
  * now, is `resumeWithinMs` old, itself spread over the second half of what is left, so watchers
@@ -145,7 +161,7 @@ export class Informer<T extends KubeObject> {
    * How often the informer listed and (re)started a watch, for tests; metrics see the same requests
    * in the API request counter (verb list/watch, code 410 for an expired version).
    */
-  readonly stats = { lists: 0, watches: 0, relistsAfterGone: 0, failures: 0, earlyWatchEnds: 0, refreshWatches: 0 };
+  readonly stats = { lists: 0, watches: 0, relistsAfterGone: 0, failures: 0, earlyWatchEnds: 0, refreshWatches: 0, refreshLists: 0 };
 
   constructor(
     private readonly resource: Resource<T>,
@@ -229,6 +245,10 @@ export class Informer<T extends KubeObject> {
           await this.relist(signal);
           needList = false;
         }
+        if (refreshByList({ earlyEnds, versionAgeMs: Date.now() - this.resourceVersionAt }, this.opts.refreshVersionAfterMs ?? 30_000, this.opts.listFromWatchCache === true)) {
+          this.stats.refreshLists++;
+          await this.relist(signal, this.resourceVersion || '0');
+        }
         const started = Date.now();
         const next = watchTimeoutSeconds(
           { earlyEnds, versionAgeMs: started - this.resourceVersionAt, refreshed },
@@ -289,7 +309,8 @@ export class Informer<T extends KubeObject> {
     return { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector };
   }
 
-  private async relist(signal: AbortSignal): Promise<void> {
+  /** `notOlderThan`: a version the list must not go back before (a watch cache behind it waits). */
+  private async relist(signal: AbortSignal, notOlderThan = '0'): Promise<void> {
     this.stats.lists++;
     const items: T[] = [];
     let cont: string | undefined;
@@ -297,7 +318,7 @@ export class Informer<T extends KubeObject> {
     do {
       const page = await this.resource.list(
         this.opts.namespace,
-        this.opts.listFromWatchCache === true ? { ...this.baseQuery(), resourceVersion: '0' } : { ...this.baseQuery(), limit: LIST_PAGE_SIZE, continue: cont },
+        this.opts.listFromWatchCache === true ? { ...this.baseQuery(), resourceVersion: notOlderThan } : { ...this.baseQuery(), limit: LIST_PAGE_SIZE, continue: cont },
         signal,
       );
       items.push(...page.items);

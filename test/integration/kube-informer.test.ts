@@ -282,6 +282,39 @@ describe('Informer on the real API server', () => {
     }
   });
 
+  it('where lists come from the watch cache, renews an ageing version after an early end with a list not older than it, then watches from that list', async () => {
+    await cms.create(cm('refreshlist1', { suite: 'refreshlist' }));
+    const { inf, seen, stop } = informer({ label: 'suite=refreshlist', viaProxy: true, fromCache: true, refreshVersionAfterMs: 500 });
+    const mine = (): ReturnType<typeof proxy.requests> => proxy.requests().filter((r) => r.query['labelSelector'] === 'suite=refreshlist');
+    const watches = watchesOf('refreshlist');
+    try {
+      await inf.synced;
+      await eventually(() => expect(watches()[0]?.status).toBe(200));
+      const listed = Number(watches()[0]?.query['resourceVersion']);
+      // Another object changes: the server's version moves on, the informer's (filtered) one does not.
+      await cms.create(cm('refreshlist-other'));
+      await new Promise((r) => setTimeout(r, 1_200));
+      proxy.endWatches();
+      await eventually(() => expect(watches().length).toBe(2));
+      const lists = mine().filter((r) => r.method === 'GET' && !r.watch);
+      expect(lists.length).toBe(2);
+      // Not older than what the informer has seen, so a watch cache behind it cannot take it back.
+      expect(lists[1]?.query['resourceVersion']).toBe(String(listed));
+      // Resumed from the list's newer version, so the server replays nothing it has kept since.
+      expect(Number(watches()[1]?.query['resourceVersion'])).toBeGreaterThan(listed);
+      expect(Number(watches()[1]?.query['timeoutSeconds'])).toBeGreaterThanOrEqual(600);
+      expect(inf.stats.refreshLists).toBe(1);
+      expect(inf.stats.refreshWatches).toBe(0);
+      expect(seen.updated).toEqual([]);
+      expect(seen.deleted).toEqual([]);
+      // And it still follows its own objects.
+      await cms.patch(ns, 'refreshlist1', { data: { n: '1' } });
+      await eventually(() => expect(seen.updated).toEqual(['refreshlist1']));
+    } finally {
+      stop();
+    }
+  });
+
   it('keeps backing off when a short watch runs its course and the long one after it is ended early again', async () => {
     await cms.create(cm('shedref1', { suite: 'shedref' }));
     const { inf, stop } = informer({ label: 'suite=shedref', viaProxy: true, backoffMinMs: 1_000, refreshVersionAfterMs: 500 });

@@ -45,6 +45,8 @@ export interface WorkerStats {
   relistsAfterGone: number;
   /** Short watches asked for to get a bookmark's newer resourceVersion (kube/informer.ts). */
   refreshWatches: number;
+  /** Lists from the watch cache renewing an ageing resourceVersion after an early end. */
+  refreshLists: number;
   rssMiB: number;
   images: Record<string, ImageTimes>;
 }
@@ -145,11 +147,13 @@ function stats(): WorkerStats {
   let lists = 0;
   let relistsAfterGone = 0;
   let refreshWatches = 0;
+  let refreshLists = 0;
   for (const d of daemons) {
     for (const inf of [d.nodeImageInformer, d.crrInformer]) {
       lists += inf.stats.lists;
       relistsAfterGone += inf.stats.relistsAfterGone;
       refreshWatches += inf.stats.refreshWatches;
+      refreshLists += inf.stats.refreshLists;
     }
   }
   return {
@@ -161,6 +165,7 @@ function stats(): WorkerStats {
     lists,
     relistsAfterGone,
     refreshWatches,
+    refreshLists,
     rssMiB: rssMiB('self'),
     images: Object.fromEntries(images),
   };

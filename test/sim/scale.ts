@@ -133,12 +133,13 @@ interface Totals {
   lists: number;
   relistsAfterGone: number;
   refreshWatches: number;
+  refreshLists: number;
   rssMiB: number;
   images: Map<string, ImageTimes>;
 }
 async function totals(): Promise<Totals> {
   const all = (await Promise.all(workers.map((w) => ask(w, { type: 'stats' }, 'stats')))).map((m) => m.stats);
-  const out: Totals = { requests: new Map(), openWatches: 0, peakOpenWatches: 0, watchEnds: { timeout: 0, early: 0, error: 0 }, lists: 0, relistsAfterGone: 0, refreshWatches: 0, rssMiB: 0, images: new Map() };
+  const out: Totals = { requests: new Map(), openWatches: 0, peakOpenWatches: 0, watchEnds: { timeout: 0, early: 0, error: 0 }, lists: 0, relistsAfterGone: 0, refreshWatches: 0, refreshLists: 0, rssMiB: 0, images: new Map() };
   for (const s of all) {
     for (const [k, v] of Object.entries(s.requests)) out.requests.set(k, (out.requests.get(k) ?? 0) + v);
     out.openWatches += s.openWatches;
@@ -149,6 +150,7 @@ async function totals(): Promise<Totals> {
     out.lists += s.lists;
     out.relistsAfterGone += s.relistsAfterGone;
     out.refreshWatches += s.refreshWatches;
+    out.refreshLists += s.refreshLists;
     out.rssMiB += s.rssMiB;
     for (const [image, t] of Object.entries(s.images)) {
       const cur = out.images.get(image);
@@ -346,7 +348,9 @@ console.log(
 );
 console.log(`| watches held open per daemon, after start-up / at most | ${f(watchesPerDaemon, 2)} / ${f(end.peakOpenWatches / N, 2)} | ≤ 2 |`);
 console.log(`| watches ended by the server at their timeout / early / failed (all daemons, whole run); of them short ones asked for a bookmark's newer version | ${end.watchEnds.timeout} / ${end.watchEnds.early} / ${end.watchEnds.error}; ${end.refreshWatches} | |`);
-console.log(`| re-lists after start-up (all daemons); of them after a 410 | ${relistsAfterStartup}; ${end.relistsAfterGone} | 0 |`);
+console.log(
+  `| lists after start-up (all daemons); of them re-lists after a 410; lists renewing an ageing version after an early end (from the watch cache: one NodeImage, or the node's CRRs) | ${relistsAfterStartup}; ${end.relistsAfterGone}; ${end.refreshLists} | re-lists after a 410: 0 |`,
+);
 console.log(`| API server log: watchers closed as unresponsive; "too old resource version" | ${closedUnresponsive}; ${tooOld} | |`);
 if (rest) {
   console.log(`| at rest (${f(rest.seconds / 60)} min): watch requests per daemon per 5 min | ${f(rest.watchesPer5MinPerDaemon, 2)} | ≤ 1 |`);

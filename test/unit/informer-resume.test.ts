@@ -1,4 +1,4 @@
-import { REFRESH_WATCH_SECONDS, resumeWaitMs, watchTimeoutSeconds } from '../../kube/informer.js';
+import { REFRESH_WATCH_SECONDS, refreshByList, resumeWaitMs, watchTimeoutSeconds } from '../../kube/informer.js';
 
 const fixed = (x: number) => (): number => x;
 
@@ -40,5 +40,18 @@ describe('watchTimeoutSeconds', () => {
 
   it('never asks for two short watches in a row: without a bookmark nothing changed, and the version is the newest', () => {
     expect(watchTimeoutSeconds(last(2, 70_000, true), 30_000, 600, fixed(0))).toEqual({ seconds: 600, refresh: false });
+  });
+});
+
+describe('refreshByList', () => {
+  it('lists from the watch cache after an early end with an ageing version', () => {
+    expect(refreshByList({ earlyEnds: 1, versionAgeMs: 5_000 }, 5_000, true)).toBe(true);
+    expect(refreshByList({ earlyEnds: 3, versionAgeMs: 60_000 }, 5_000, true)).toBe(true);
+  });
+
+  it('resumes from the version itself while it is young, after a watch that lasted, or where lists read etcd', () => {
+    expect(refreshByList({ earlyEnds: 1, versionAgeMs: 4_999 }, 5_000, true)).toBe(false);
+    expect(refreshByList({ earlyEnds: 0, versionAgeMs: 600_000 }, 5_000, true)).toBe(false);
+    expect(refreshByList({ earlyEnds: 2, versionAgeMs: 60_000 }, 5_000, false)).toBe(false);
   });
 });
