@@ -38,10 +38,11 @@ began=$(date +%s)
   echo "Whole run: $(( ($(date +%s) - began + 30) / 60 )) min on this machine (npm run bench: build, environment, every benchmark)."
 } | tee "$out"
 rm -f "$BENCH_RESULTS"
-# The Soak and Full scale sections are npm run bench:soak's and bench:scale's: they stay as those
-# runs wrote them.
-if [ -f BENCHMARKS.md ] && grep -qE '^## (Soak|Full scale)' BENCHMARKS.md; then
-  { echo; awk '/^## /{keep = /^## (Soak|Full scale)/} keep' BENCHMARKS.md; } >> "$out"
+# A section this run did not write (bench:soak's, bench:scale's, a measurement recorded by hand with
+# the run it came from) stays as it was; one whose heading this run printed is replaced.
+if [ -f BENCHMARKS.md ]; then
+  kept=$(awk 'NR == FNR { if (/^## /) printed[$0] = 1; next } /^## / { keep = !($0 in printed) } keep' "$out" BENCHMARKS.md)
+  [ -z "$kept" ] || printf '\n%s\n' "$kept" >> "$out"
 fi
 mv "$out" BENCHMARKS.md
 log "wrote BENCHMARKS.md"

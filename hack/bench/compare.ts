@@ -41,10 +41,11 @@ rows.push([
   verdict(writes, (x) => x <= 3, 'meets the target', 'misses the target'),
 ]);
 const rest = get('managerRestReconcilesPerSecond');
+const cachedNodes = get('managerRestCachedNodes');
 rows.push([
   'manager at rest with many jobs',
   'PR #2483: 887 reconciles/s at 95% CPU for 198 jobs on 989 nodes (before the fix)',
-  `${n(rest, 2)} reconciles/s, ${n(get('managerRestCpuPercent'), 2, '% of a core')} CPU, ${n(get('managerRestRssMiB'), 0, ' MiB')} RSS for ${n(get('managerRestJobs'))} jobs on ${n(get('managerRestNodes'))} nodes`,
+  `${n(rest, 2)} reconciles/s, ${n(get('managerRestCpuPercent'), 2, '% of a core')} CPU, ${n(get('managerRestRssMiB'), 0, ' MiB')} RSS for ${n(get('managerRestJobs'))} jobs on ${n(get('managerRestNodes'))} nodes${cachedNodes !== undefined && cachedNodes > (get('managerRestNodes') ?? 0) ? ` (its caches holding ${n(cachedNodes)} Nodes and NodeImages)` : ''}`,
   verdict(rest, (x) => x < 1, 'ahead: nothing changing costs (almost) nothing', 'behind: reconciles while nothing changes'),
 ]);
 const woke = get('managerWokeReconciles');
