@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -20,8 +20,11 @@ function node(script: string, args: string[], env: Record<string, string>): Prom
 }
 
 describe('benchmark harness (smoke)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kruise-ts-bench-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
   it('runs the scale simulation on a few nodes and the comparison from its figures', async () => {
-    const results = join(mkdtempSync(join(tmpdir(), 'kruise-ts-bench-')), 'results.jsonl');
+    const results = join(dir, 'results.jsonl');
     const sim = await node('test/sim/scale.js', [envJson], { SIM_NODES: '8', SIM_JOBS: '3', SIM_PARALLELISM: '4', SIM_PULL_DELAY_MS: '50', BENCH_RESULTS: results });
     if (sim.code !== 0) console.error(sim.out);
     expect(sim.code).toBe(0);

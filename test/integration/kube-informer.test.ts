@@ -252,18 +252,33 @@ describe('Informer on the real API server', () => {
     gaps.slice(1).forEach((g) => expect(g).toBeLessThan(800 + 300));
   });
 
-  it('after an early end, renews an ageing resourceVersion with a short watch\'s bookmark while its own object stays unchanged', async () => {
-    await cms.create(cm('refresh1', { suite: 'refresh' }));
-    const { inf, seen, stop } = informer({ label: 'suite=refresh', viaProxy: true, refreshVersionAfterMs: 500 });
-    const watches = watchesOf('refresh');
+  /**
+   * An informer on one labelled object whose first watch ran a while, during which another object
+   * changed (the server's version moved on, the informer's filtered one did not), then was ended
+   * early: the state a daemon's watch is in when the server sheds it.
+   */
+  async function endedEarlyWithOlderVersion(suite: string, opts: { fromCache?: boolean }): Promise<ReturnType<typeof informer> & { watches: ReturnType<typeof watchesOf>; listed: number }> {
+    await cms.create(cm(`${suite}1`, { suite }));
+    const started = informer({ label: `suite=${suite}`, viaProxy: true, refreshVersionAfterMs: 500, ...opts });
+    const watches = watchesOf(suite);
     try {
-      await inf.synced;
+      await started.inf.synced;
       await eventually(() => expect(watches()[0]?.status).toBe(200));
       const listed = Number(watches()[0]?.query['resourceVersion']);
-      await cms.create(cm('refresh-other'));
+      await cms.create(cm(`${suite}-other`));
       await new Promise((r) => setTimeout(r, 1_200));
       proxy.endWatches();
       await eventually(() => expect(watches().length).toBe(2));
+      return { ...started, watches, listed };
+    } catch (err) {
+      started.stop();
+      throw err;
+    }
+  }
+
+  it('after an early end, renews an ageing resourceVersion with a short watch\'s bookmark while its own object stays unchanged', async () => {
+    const { inf, seen, stop, watches, listed } = await endedEarlyWithOlderVersion('refresh', {});
+    try {
       expect(watches()[1]?.query['timeoutSeconds']).toBe(String(REFRESH_WATCH_SECONDS));
       expect(Number(watches()[1]?.query['resourceVersion'])).toBe(listed);
       // Another object changes while the short watch runs (as thousands of NodeImages do while a
@@ -283,19 +298,9 @@ describe('Informer on the real API server', () => {
   });
 
   it('where lists come from the watch cache, renews an ageing version after an early end with a list not older than it, then watches from that list', async () => {
-    await cms.create(cm('refreshlist1', { suite: 'refreshlist' }));
-    const { inf, seen, stop } = informer({ label: 'suite=refreshlist', viaProxy: true, fromCache: true, refreshVersionAfterMs: 500 });
+    const { inf, seen, stop, watches, listed } = await endedEarlyWithOlderVersion('refreshlist', { fromCache: true });
     const mine = (): ReturnType<typeof proxy.requests> => proxy.requests().filter((r) => r.query['labelSelector'] === 'suite=refreshlist');
-    const watches = watchesOf('refreshlist');
     try {
-      await inf.synced;
-      await eventually(() => expect(watches()[0]?.status).toBe(200));
-      const listed = Number(watches()[0]?.query['resourceVersion']);
-      // Another object changes: the server's version moves on, the informer's (filtered) one does not.
-      await cms.create(cm('refreshlist-other'));
-      await new Promise((r) => setTimeout(r, 1_200));
-      proxy.endWatches();
-      await eventually(() => expect(watches().length).toBe(2));
       const lists = mine().filter((r) => r.method === 'GET' && !r.watch);
       expect(lists.length).toBe(2);
       // Not older than what the informer has seen, so a watch cache behind it cannot take it back.
