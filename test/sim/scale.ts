@@ -315,7 +315,7 @@ const fanoutRatio = one.managerSeconds / lim.specSeconds;
 const endToEndRatio = (one.lastStatusSeconds - DELAY / 1000) / (lim.specSeconds + lim.statusSeconds);
 const watchesPerDaemon = atStart.openWatches / N;
 // Lists after start-up are either re-lists after a 410 or lists renewing an ageing version.
-const relistsAfterStartup = end.lists - atStart.lists;
+const listsAfterStartup = end.lists - atStart.lists;
 const goneAfterStartup = end.relistsAfterGone - atStart.relistsAfterGone;
 const renewalsAfterStartup = end.refreshLists - atStart.refreshLists;
 
@@ -351,7 +351,7 @@ console.log(
 console.log(`| watches held open per daemon, after start-up / at most | ${f(watchesPerDaemon, 2)} / ${f(end.peakOpenWatches / N, 2)} | ≤ 2 |`);
 console.log(`| watches ended by the server at their timeout / early / failed (all daemons, whole run); of them short ones asked for a bookmark's newer version | ${end.watchEnds.timeout} / ${end.watchEnds.early} / ${end.watchEnds.error}; ${end.refreshWatches} | |`);
 console.log(
-  `| lists after start-up (all daemons); of them re-lists after a 410; lists renewing an ageing version after an early end (from the watch cache: one NodeImage, or the node's CRRs) | ${relistsAfterStartup}; ${goneAfterStartup}; ${renewalsAfterStartup} | re-lists after a 410: 0 |`,
+  `| lists after start-up (all daemons); of them re-lists after a 410; lists renewing an ageing version after an early end (from the watch cache: one NodeImage, or the node's CRRs) | ${listsAfterStartup}; ${goneAfterStartup}; ${renewalsAfterStartup} | re-lists after a 410: 0 |`,
 );
 console.log(`| API server log: watchers closed as unresponsive; "too old resource version" | ${closedUnresponsive}; ${tooOld} | |`);
 if (rest) {
