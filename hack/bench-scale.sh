@@ -19,7 +19,6 @@ began=$(date +%s)
     SIM_REST_SECONDS=$(( ${SIM_REST_MINUTES:-30} * 60 )) node dist/test/sim/scale.js "$envjson"
   echo "Run: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(( ($(date +%s) - began + 30) / 60 )) min."
 } > "$section"
-node dist/hack/kruise.js down "$envjson" >&2
 # The section's own heading (it names the size) is the one it replaces.
 replace_section BENCHMARKS.md "$(head -n 1 "$section")" "$section"
 cat "$section"

@@ -1,6 +1,6 @@
-# The environment a benchmark runs in, shared by hack/bench.sh and hack/bench-soak.sh. Sourced after
-# common.sh: bench_environment NAME OFFSET installs what is needed, builds, brings up the
-# environment KRUISE_TS_ENV=NAME (ports moved by KRUISE_TS_PORT_OFFSET, default OFFSET) with the
+# The environment a benchmark runs in, shared by hack/bench.sh, bench-scale.sh and bench-soak.sh.
+# Sourced after common.sh: bench_environment NAME OFFSET installs what is needed, builds, brings up
+# the environment KRUISE_TS_ENV=NAME (ports moved by KRUISE_TS_PORT_OFFSET, default OFFSET) with the
 # project's CRDs, stops it on exit (with a kruise-ts the benchmark installed on it), and sets envjson
 # to its description.
 bench_environment() {
