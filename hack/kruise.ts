@@ -1,7 +1,8 @@
 // Runs kruise-ts on a local environment the way a cluster install would: deploy/'s namespaces,
 // RBAC and webhook configurations applied, then one kruise-manager and one kruise-daemon per node
 // as processes of the built binaries, each with its ServiceAccount's token, so every call they make
-// goes through deploy/'s RBAC (used by the tests and the demo).
+// goes through deploy/'s RBAC, and in a memory cgroup of its pod's limit (hack/pod-memory.ts), so
+// its heap is sized as in the pod (used by the integration suites and the benchmarks).
 //   node dist/hack/kruise.js up ENV_JSON [manager flags...] | down ENV_JSON
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { applicable, apply, serviceAccountToken } from './apply.js';
 import { deployDir, render } from './kustomize.js';
 import { DAEMON_V8_FLAGS } from './daemon-v8.js';
 import { projectRoot } from './root.js';
+import { podMemoryCgroup, removePodMemoryCgroup, type Workload } from './pod-memory.js';
 
 export interface LocalEnv {
   envDir: string;
@@ -40,9 +42,18 @@ function dir(env: LocalEnv): string {
   return join(env.envDir, 'kruise');
 }
 
-function start(args: string[], log: string): number {
+/** The memory cgroup a process listening on `port` runs in (hack/pod-memory.ts). */
+export function cgroupName(workload: Workload, port: number): string {
+  return `kruise-ts-${workload}-${port}`;
+}
+
+/** Starts node with `args`, detached, inside the memory cgroup `cgroup` (the pod's limit) when one can be made. */
+export function startNode(args: string[], log: string, workload: Workload, cgroup: string): number {
   const out = openSync(log, 'a');
-  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', out, out] });
+  const procs = podMemoryCgroup(cgroup, workload);
+  // The process enters the cgroup before node starts: Node sizes its heap from the limit at start.
+  const [cmd, argv] = procs ? ['/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', procs, process.execPath, ...args]] : [process.execPath, args];
+  const child = spawn(cmd, argv, { detached: true, stdio: ['ignore', out, out] });
   child.unref();
   return child.pid ?? 0;
 }
@@ -117,7 +128,7 @@ export function withToken(adminKubeconfig: string, token: string, out: string): 
 
 /** Starts a kruise-manager process with `args` and waits until it is ready. */
 export async function startManager(args: string[], log: string, healthPort: number): Promise<number> {
-  const pid = start(args, log);
+  const pid = startNode(args, log, 'manager', cgroupName('manager', healthPort));
   await waitHttp(`http://127.0.0.1:${healthPort}/readyz`, pid, log);
   return pid;
 }
@@ -158,7 +169,8 @@ export async function up(env: LocalEnv, daemonExtra: string[] = [], managerExtra
   const daemons = env.nodes.map((n, i) => {
     const log = join(dir(env), `daemon-${n.name}.log`);
     const args = daemonArgs(env, i, daemonExtra);
-    return { node: n.name, pid: start(args, log), log, port: 10231 + o + 10 * i, args };
+    const port = 10231 + o + 10 * i;
+    return { node: n.name, pid: startNode(args, log, 'daemon', cgroupName('daemon', port)), log, port, args };
   });
   for (const d of daemons) await waitHttp(`http://127.0.0.1:${d.port}/readyz`, d.pid, d.log);
   const inst: Installation = { manager: { pid: mpid, log: mlog, healthPort: 18000 + o, metricsPort: 18080 + o, webhookPort: 9876 + o }, daemons };
@@ -189,7 +201,7 @@ export async function startInstalledDaemon(env: LocalEnv, node: string): Promise
   const inst = readInstallation(env);
   const d = inst.daemons.find((x) => x.node === node);
   if (!d) throw new Error(`no installed daemon for ${node}`);
-  d.pid = start(d.args, d.log);
+  d.pid = startNode(d.args, d.log, 'daemon', cgroupName('daemon', d.port));
   writeFileSync(join(dir(env), 'installation.json'), JSON.stringify(inst, null, 2));
   await waitHttp(`http://127.0.0.1:${d.port}/readyz`, d.pid, d.log);
 }
@@ -216,6 +228,8 @@ export async function down(env: LocalEnv): Promise<void> {
   if (existsSync(file)) {
     const inst = JSON.parse(readFileSync(file, 'utf8')) as Installation;
     await Promise.all([...inst.daemons.map((d) => stopPid(d.pid)), stopPid(inst.manager.pid)]);
+    for (const d of inst.daemons) removePodMemoryCgroup(cgroupName('daemon', d.port));
+    removePodMemoryCgroup(cgroupName('manager', inst.manager.healthPort));
     rmSync(file);
   }
   // Without its manager the webhook would refuse every write of the kinds it covers. The lease and

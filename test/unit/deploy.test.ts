@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { deployWebhookConfigurations } from '../../manager/webhook/configurations.js';
 import { check, grants, type Access } from '../../hack/check-rbac.js';
 import { DAEMON_V8_FLAGS } from '../../hack/daemon-v8.js';
+import { memoryBytes, podMemoryLimit } from '../../hack/pod-memory.js';
 import { deployDir, render, type Rendered } from '../../hack/kustomize.js';
 
 const all = render(deployDir());
@@ -74,6 +75,13 @@ describe('deploy/ (kubectl apply -k deploy/)', () => {
     expect(c).toHaveProperty('resources.limits.memory', '128Mi');
     expect(c).toHaveProperty('readinessProbe.httpGet.path', '/readyz');
     expect(c['command']).toEqual(['/nodejs/bin/node', ...DAEMON_V8_FLAGS, '/app/dist/daemon/main.js']);
+  });
+
+  it("gives local installations the pods' memory limits (hack/pod-memory.ts reads them from deploy/base)", () => {
+    expect(podMemoryLimit('manager')).toBe(memoryBytes(String((container(find(all, 'Deployment', 'kruise-ts-manager'))['resources'] as Spec & { limits: Spec })['limits']['memory'])));
+    expect([podMemoryLimit('manager'), podMemoryLimit('daemon')]).toEqual([512 * 1024 ** 2, 128 * 1024 ** 2]);
+    expect([memoryBytes('1Gi'), memoryBytes('64M'), memoryBytes('1.5Ki'), memoryBytes('1000')]).toEqual([1024 ** 3, 64e6, 1536, 1000]);
+    expect(() => memoryBytes('12Ti')).toThrow(/not one this script reads/);
   });
 
   it("runs the daemon's V8 flags without a word from V8 on stderr (every log line is JSON)", () => {

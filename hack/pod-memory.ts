@@ -1,0 +1,115 @@
+// Local installations and benchmarks run kruise-manager and kruise-daemon as processes. Each goes
+// into a memory cgroup with its container's limit from deploy/base, as kubelet would place it: Node
+// sizes its V8 heap from that limit (half of it, at least 259 MiB; measured with Node 20), and V8
+// lets a heap with a small limit grow less beyond what is live between full collections. Without
+// the cgroup, on a 24 GiB machine, the heap may reach 4 GiB and V8 lets it grow much further
+// before collecting, so the RSS a benchmark reports is not the pod's.
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { deployDir, render } from './kustomize.js';
+
+export type Workload = 'manager' | 'daemon';
+
+const UNITS: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 };
+
+/** A Kubernetes memory quantity ("512Mi", "1G", "134217728") in bytes. */
+export function memoryBytes(quantity: string): number {
+  const m = /^(\d+(?:\.\d+)?)(k|M|G|Ki|Mi|Gi)?$/.exec(quantity.trim());
+  const unit = UNITS[m?.[2] ?? ''];
+  if (!m || unit === undefined) throw new Error(`memory quantity ${JSON.stringify(quantity)} is not one this script reads (Ki, Mi, Gi, k, M, G or bytes)`);
+  return Math.round(Number(m[1]) * unit);
+}
+
+interface PodTemplateOwner {
+  kind?: string;
+  spec?: { template?: { spec?: { containers?: Array<{ name?: string; resources?: { limits?: { memory?: string } } }> } } };
+}
+
+/** The memory limit of the workload's container in deploy/base (Deployment kruise-ts-manager, DaemonSet kruise-ts-daemon). */
+export function podMemoryLimit(workload: Workload): number {
+  const kind = workload === 'manager' ? 'Deployment' : 'DaemonSet';
+  const objects = render(join(deployDir(), 'base')) as PodTemplateOwner[];
+  const container = objects.find((o) => o.kind === kind)?.spec?.template?.spec?.containers?.find((c) => c.name === workload);
+  const limit = container?.resources?.limits?.memory;
+  if (limit === undefined) throw new Error(`deploy/base: the ${kind}'s ${workload} container has no memory limit`);
+  return memoryBytes(limit);
+}
+
+/** Where memory cgroups are made here: cgroup v2 with its memory controller, else v1's memory hierarchy. */
+function hierarchy(): { dir: string; limitFile: string } | { unavailable: string } {
+  const v2 = '/sys/fs/cgroup';
+  if (existsSync(join(v2, 'cgroup.controllers'))) {
+    if (!readFileSync(join(v2, 'cgroup.controllers'), 'utf8').split(/\s+/).includes('memory')) return { unavailable: 'cgroup v2 without its memory controller' };
+    if (!readFileSync(join(v2, 'cgroup.subtree_control'), 'utf8').split(/\s+/).includes('memory')) writeFileSync(join(v2, 'cgroup.subtree_control'), '+memory');
+    return { dir: v2, limitFile: 'memory.max' };
+  }
+  const v1 = '/sys/fs/cgroup/memory';
+  if (existsSync(join(v1, 'memory.limit_in_bytes'))) return { dir: v1, limitFile: 'memory.limit_in_bytes' };
+  return { unavailable: 'no memory cgroup hierarchy under /sys/fs/cgroup' };
+}
+
+let warned = false;
+
+/**
+ * Makes (or reuses) the memory cgroup `name` with the workload's pod limit and returns its
+ * cgroup.procs file, for the process to enter before it execs node. Where cgroups cannot be made
+ * (not root, no memory controller) it says so once on stderr and returns undefined: the process then
+ * runs without the limit.
+ */
+export function podMemoryCgroup(name: string, workload: Workload): string | undefined {
+  try {
+    const h = hierarchy();
+    if ('unavailable' in h) throw new Error(h.unavailable);
+    const dir = join(h.dir, name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, h.limitFile), String(podMemoryLimit(workload)));
+    return join(dir, 'cgroup.procs');
+  } catch (err) {
+    if (!warned) process.stderr.write(`kruise-ts processes run without their pods' memory limits: ${(err as Error).message}\n`);
+    warned = true;
+    return undefined;
+  }
+}
+
+/** Removes the memory cgroup `name` once its processes are gone; one still in use stays. */
+export function removePodMemoryCgroup(name: string): void {
+  try {
+    const h = hierarchy();
+    if ('unavailable' in h) return;
+    const dir = join(h.dir, name);
+    if (existsSync(dir)) rmdirSync(dir);
+  } catch {
+    // Not ours to force: a process left in it keeps it, and the next start with this name reuses it.
+  }
+}
+
+/** The directory of the memory cgroup process `pid` runs in, when it is one of these. */
+function cgroupDirOf(pid: number): { dir: string; limitFile: string } | undefined {
+  const h = hierarchy();
+  if ('unavailable' in h) return undefined;
+  const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => (h.dir.endsWith('/memory') ? /:memory:/.test(l) : l.startsWith('0::')));
+  const path = line?.slice(line.lastIndexOf(':') + 1);
+  if (!path || !/\/kruise-ts-(manager|daemon)-\d+$/.test(path)) return undefined;
+  return { dir: join(h.dir, path), limitFile: h.limitFile };
+}
+
+/** The memory limit process `pid` runs under, when it is in one of these cgroups (for a benchmark's legend). */
+export function podMemoryLimitOf(pid: number): number | undefined {
+  try {
+    const c = cgroupDirOf(pid);
+    return c && Number(readFileSync(join(c.dir, c.limitFile), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Lifts the memory limit of the cgroup process `pid` runs in, for a diagnostic after the
+ * measurements: a heap snapshot takes several times the heap (in the pod's limit, and with 1 GiB
+ * more, the kernel killed the manager for it). V8's heap limit was set from the pod's limit when the
+ * process started, and stays.
+ */
+export function liftPodMemoryLimit(pid: number): void {
+  const c = cgroupDirOf(pid);
+  if (c) writeFileSync(join(c.dir, c.limitFile), c.limitFile === 'memory.max' ? 'max' : '-1');
+}

@@ -1,0 +1,35 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cgroupName, startNode } from '../../hack/kruise.js';
+import { podMemoryLimit, podMemoryLimitOf, removePodMemoryCgroup } from '../../hack/pod-memory.js';
+import { installation } from '../helpers/manager.js';
+import { eventually } from '../helpers/kube.js';
+
+// Local installations run each binary under its pod's memory limit, as kubelet would: the
+// benchmarks' memory figures are then the pods'.
+describe('kruise-ts processes under their pods memory limits', () => {
+  it("runs the installation's manager and daemons in memory cgroups of deploy/base's limits", () => {
+    const inst = installation();
+    expect(podMemoryLimitOf(inst.manager.pid)).toBe(podMemoryLimit('manager'));
+    expect(inst.daemons.length).toBeGreaterThan(0);
+    for (const d of inst.daemons) expect({ node: d.node, limit: podMemoryLimitOf(d.pid) }).toEqual({ node: d.node, limit: podMemoryLimit('daemon') });
+  });
+
+  it('starts node inside the limit, so V8 sizes its heap from it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kts-podmem-'));
+    const out = join(dir, 'out');
+    const cgroup = cgroupName('manager', process.pid);
+    const pid = startNode(['-e', `require('fs').writeFileSync(${JSON.stringify(out)}, String(require('v8').getHeapStatistics().heap_size_limit))`], join(dir, 'log'), 'manager', cgroup);
+    try {
+      expect(pid).toBeGreaterThan(0);
+      const heapLimit = await eventually(() => Number(readFileSync(out, 'utf8')), 10_000);
+      // Unconstrained, V8 allows 4 GiB on this machine; in 512 MiB it allows about half of that.
+      expect(heapLimit).toBeLessThan(podMemoryLimit('manager'));
+      expect(heapLimit).toBeGreaterThan(podMemoryLimit('manager') / 4);
+    } finally {
+      removePodMemoryCgroup(cgroup);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
