@@ -25,26 +25,44 @@ interface PodTemplateOwner {
   spec?: { template?: { spec?: { containers?: Array<{ name?: string; resources?: { limits?: { memory?: string } } }> } } };
 }
 
-/** The memory limit of the workload's container in deploy/base (Deployment kruise-ts-manager, DaemonSet kruise-ts-daemon). */
+const limits = new Map<Workload, number>();
+
+/**
+ * The memory limit of the workload's container in deploy/base (Deployment kruise-ts-manager,
+ * DaemonSet kruise-ts-daemon), read once per process: an installation starts a process per node.
+ */
 export function podMemoryLimit(workload: Workload): number {
+  const known = limits.get(workload);
+  if (known !== undefined) return known;
   const kind = workload === 'manager' ? 'Deployment' : 'DaemonSet';
   const objects = render(join(deployDir(), 'base')) as PodTemplateOwner[];
   const container = objects.find((o) => o.kind === kind)?.spec?.template?.spec?.containers?.find((c) => c.name === workload);
   const limit = container?.resources?.limits?.memory;
   if (limit === undefined) throw new Error(`deploy/base: the ${kind}'s ${workload} container has no memory limit`);
-  return memoryBytes(limit);
+  const bytes = memoryBytes(limit);
+  limits.set(workload, bytes);
+  return bytes;
+}
+
+interface Hierarchy {
+  dir: string;
+  limitFile: string;
+  /** What the limit file takes for no limit. */
+  unlimited: string;
+  /** Whether a line of /proc/PID/cgroup names the process's memory cgroup. */
+  memoryLine: (line: string) => boolean;
 }
 
 /** Where memory cgroups are made here: cgroup v2 with its memory controller, else v1's memory hierarchy. */
-function hierarchy(): { dir: string; limitFile: string } | { unavailable: string } {
+function hierarchy(): Hierarchy | { unavailable: string } {
   const v2 = '/sys/fs/cgroup';
   if (existsSync(join(v2, 'cgroup.controllers'))) {
     if (!readFileSync(join(v2, 'cgroup.controllers'), 'utf8').split(/\s+/).includes('memory')) return { unavailable: 'cgroup v2 without its memory controller' };
     if (!readFileSync(join(v2, 'cgroup.subtree_control'), 'utf8').split(/\s+/).includes('memory')) writeFileSync(join(v2, 'cgroup.subtree_control'), '+memory');
-    return { dir: v2, limitFile: 'memory.max' };
+    return { dir: v2, limitFile: 'memory.max', unlimited: 'max', memoryLine: (l) => l.startsWith('0::') };
   }
   const v1 = '/sys/fs/cgroup/memory';
-  if (existsSync(join(v1, 'memory.limit_in_bytes'))) return { dir: v1, limitFile: 'memory.limit_in_bytes' };
+  if (existsSync(join(v1, 'memory.limit_in_bytes'))) return { dir: v1, limitFile: 'memory.limit_in_bytes', unlimited: '-1', memoryLine: (l) => /^\d+:[^:]*\bmemory\b[^:]*:/.test(l) };
   return { unavailable: 'no memory cgroup hierarchy under /sys/fs/cgroup' };
 }
 
@@ -84,20 +102,20 @@ export function removePodMemoryCgroup(name: string): void {
 }
 
 /** The directory of the memory cgroup process `pid` runs in, when it is one of these. */
-function cgroupDirOf(pid: number): { dir: string; limitFile: string } | undefined {
+function cgroupDirOf(pid: number): { dir: string; hierarchy: Hierarchy } | undefined {
   const h = hierarchy();
   if ('unavailable' in h) return undefined;
-  const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => (h.dir.endsWith('/memory') ? /:memory:/.test(l) : l.startsWith('0::')));
+  const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find(h.memoryLine);
   const path = line?.slice(line.lastIndexOf(':') + 1);
   if (!path || !/\/kruise-ts-(manager|daemon)-\d+$/.test(path)) return undefined;
-  return { dir: join(h.dir, path), limitFile: h.limitFile };
+  return { dir: join(h.dir, path), hierarchy: h };
 }
 
 /** The memory limit process `pid` runs under, when it is in one of these cgroups (for a benchmark's legend). */
 export function podMemoryLimitOf(pid: number): number | undefined {
   try {
     const c = cgroupDirOf(pid);
-    return c && Number(readFileSync(join(c.dir, c.limitFile), 'utf8'));
+    return c && Number(readFileSync(join(c.dir, c.hierarchy.limitFile), 'utf8'));
   } catch {
     return undefined;
   }
@@ -111,5 +129,5 @@ export function podMemoryLimitOf(pid: number): number | undefined {
  */
 export function liftPodMemoryLimit(pid: number): void {
   const c = cgroupDirOf(pid);
-  if (c) writeFileSync(join(c.dir, c.limitFile), c.limitFile === 'memory.max' ? 'max' : '-1');
+  if (c) writeFileSync(join(c.dir, c.hierarchy.limitFile), c.hierarchy.unlimited);
 }
