@@ -68,7 +68,21 @@ async function httpHook(action: NonNullable<ProbeHandler['httpGet']>, ctx: PreSt
   const send = https ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     const req = send(
-      { host, port, path: path.startsWith('/') ? path : `/${path}`, method: 'GET', headers, timeout: ctx.timeoutMs, rejectUnauthorized: false, signal: ctx.signal },
+      {
+        host,
+        port,
+        path: path.startsWith('/') ? path : `/${path}`,
+        method: 'GET',
+        headers,
+        timeout: ctx.timeoutMs,
+        rejectUnauthorized: false,
+        signal: ctx.signal,
+        // The kubelet's Go client takes header lines ended by a bare LF, as servers such as busybox
+        // httpd send them from CGI scripts; Node's strict parser (20.x since llhttp 9) refuses them,
+        // which turned a hook the application had run into a FailedPreStopHook. The answer is
+        // discarded, so the lenient parser costs nothing here.
+        insecureHTTPParser: true,
+      },
       (res) => {
         // As the kubelet: any answer is success; only failing to get one is a failure.
         res.resume();

@@ -2,6 +2,7 @@ import type { V1ContainerStatus, V1Volume, V1VolumeMount } from '@kubernetes/cli
 import type { Wire } from '../../api/types/common.js';
 import type { Container, Pod } from '../../api/types/core.js';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { CONDITION_KRUISE_POD_READY } from '../../api/metadata-keys.js';
 import type { ContainerRecreateRequest, ContainerRecreateRequestStrategy } from '../../api/types/containerrecreaterequest.js';
 import type { RestClient } from '../../kube/rest.js';
@@ -56,6 +57,22 @@ export function podSpec(namespace: string, name: string, node: string, container
       containers: containers.map((c) => ({ ...c, ...(mounts.length > 0 ? { volumeMounts: mounts } : {}) })),
     },
   };
+}
+
+/**
+ * TCP ports something listens on in this network namespace, which host-network pods share: a
+ * container counts as running once its shell started, before the server it starts listens.
+ */
+export function listeningPorts(): Set<number> {
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      // 0A: TCP_LISTEN.
+      if (state === '0A' && local !== undefined) ports.add(Number.parseInt(local.slice(local.lastIndexOf(':') + 1), 16));
+    }
+  }
+  return ports;
 }
 
 export function statusOf(pod: Pod, name: string): Wire<V1ContainerStatus> {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { LABEL_CRR_ACTIVE, LABEL_CRR_NODE_NAME } from '../../api/metadata-keys.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { startInstalledDaemon, stopInstalledDaemon } from '../../hack/kruise.js';
-import { completedCrr, container, crrSpec, ignoresTerm, podEvents, podSpec, pushBadStopSignalImage, resources, runningPod, statusOf, termHandling } from '../helpers/crr.js';
+import { completedCrr, container, crrSpec, ignoresTerm, listeningPorts, podEvents, podSpec, pushBadStopSignalImage, resources, runningPod, statusOf, termHandling } from '../helpers/crr.js';
 import { spawnDaemon } from '../helpers/daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, startProxy } from '../helpers/kube.js';
 
@@ -182,7 +182,8 @@ describe('ContainerRecreateRequest execution', () => {
 
   it('sends httpGet hooks to the pod (host network: the node) on a named port, and opens tcpSocket hooks', async () => {
     const dir = hookDir('http');
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    // Below the ephemeral range (32768 on), where a client connection of the run could hold it.
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
     const cgi = `mkdir -p /www/cgi-bin && printf '#!/bin/sh\\necho "http $REQUEST_URI" >> /hook/web\\necho "Content-Type: text/plain"\\necho\\necho ok\\n' > /www/cgi-bin/hook && chmod +x /www/cgi-bin/hook && httpd -p ${port} -h /www; `;
     const web = container('web', termHandling('/hook/web', cgi), {
       ports: [{ name: 'hook', containerPort: port }],
@@ -192,10 +193,14 @@ describe('ContainerRecreateRequest execution', () => {
       lifecycle: { preStop: { tcpSocket: { port: port + 1 } } },
     });
     await startPod(podSpec(ns, 'http-hook', node2, [web, tcp], { hostDir: dir }));
+    // Hooks find the servers up, as an application's would be by the time it is recreated.
+    await eventually(async () => expect([port, port + 1].filter((p) => listeningPorts().has(p))).toEqual([port, port + 1]), 30_000, 100);
     const created = await crrs.create(crrSpec(ns, 'http-hook', 'http-hook', ['web', 'tcp'], { failurePolicy: 'Ignore' }));
     // Copied from the pod (host network: the API server defaults hostPort to containerPort).
     expect(created.spec.containers[0]?.ports).toEqual([{ name: 'hook', containerPort: port, hostPort: port, protocol: 'TCP' }]);
     await completedCrr(crrs, ns, 'http-hook');
+    // A failed hook says why here before the logs below say only that it did not arrive.
+    expect(await podEvents(events, ns, 'http-hook', 'FailedPreStopHook')).toHaveLength(0);
     expect(lines(join(dir, 'web'))).toEqual(['http /cgi-bin/hook?from=crr', 'term']);
     expect(lines(join(dir, 'tcp'))).toEqual(['connected', 'term']);
   });
