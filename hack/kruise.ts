@@ -15,7 +15,7 @@ import { applicable, apply, serviceAccountToken } from './apply.js';
 import { deployDir, render } from './kustomize.js';
 import { DAEMON_V8_FLAGS } from './daemon-v8.js';
 import { projectRoot } from './root.js';
-import { podMemoryCgroup, removePodMemoryCgroup, type Workload } from './pod-memory.js';
+import { cgroupName, nodeInPodMemory, removePodMemoryCgroup, type Workload } from './pod-memory.js';
 
 export interface LocalEnv {
   envDir: string;
@@ -42,18 +42,10 @@ function dir(env: LocalEnv): string {
   return join(env.envDir, 'kruise');
 }
 
-/** The memory cgroup a process listening on `port` runs in (hack/pod-memory.ts). */
-export function cgroupName(workload: Workload, port: number): string {
-  return `kruise-ts-${workload}-${port}`;
-}
-
 /** Starts node with `args`, detached, inside the memory cgroup `cgroup` (the pod's limit) when one can be made. */
 export function startNode(args: string[], log: string, workload: Workload, cgroup: string): number {
   const out = openSync(log, 'a');
-  const procs = podMemoryCgroup(cgroup, workload);
-  // The process enters the cgroup before node starts: Node sizes its heap from the limit at start.
-  const [cmd, argv] = procs ? ['/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', procs, process.execPath, ...args]] : [process.execPath, args];
-  const child = spawn(cmd, argv, { detached: true, stdio: ['ignore', out, out] });
+  const child = spawn(...nodeInPodMemory(args, workload, cgroup), { detached: true, stdio: ['ignore', out, out] });
   child.unref();
   return child.pid ?? 0;
 }

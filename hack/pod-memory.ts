@@ -74,7 +74,7 @@ let warned = false;
  * (not root, no memory controller) it says so once on stderr and returns undefined: the process then
  * runs without the limit.
  */
-export function podMemoryCgroup(name: string, workload: Workload): string | undefined {
+function podMemoryCgroup(name: string, workload: Workload): string | undefined {
   try {
     const h = hierarchy();
     if ('unavailable' in h) throw new Error(h.unavailable);
@@ -87,6 +87,21 @@ export function podMemoryCgroup(name: string, workload: Workload): string | unde
     warned = true;
     return undefined;
   }
+}
+
+/** The memory cgroup of a process listening on `port` (or of another number unique to it). */
+export function cgroupName(workload: Workload, port: number): string {
+  return `kruise-ts-${workload}-${port}`;
+}
+
+/**
+ * The command and arguments that run node with `args` inside the memory cgroup `cgroup` with the
+ * workload's pod limit, or plain node where cgroups cannot be made. The process keeps its PID.
+ */
+export function nodeInPodMemory(args: string[], workload: Workload, cgroup: string): [string, string[]] {
+  const procs = podMemoryCgroup(cgroup, workload);
+  // The process enters the cgroup before node starts: Node sizes its heap from the limit at start.
+  return procs ? ['/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', procs, process.execPath, ...args]] : [process.execPath, args];
 }
 
 /** Removes the memory cgroup `name` once its processes are gone; one still in use stays. */

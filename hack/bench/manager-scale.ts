@@ -26,8 +26,8 @@ import { record } from './stats.js';
 import { auditEntries, auditSize, managerNodeImageWrites } from './audit.js';
 import { jobTarget, tagPullPolicy } from '../../manager/imagepulljob/target.js';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../api/installation.js';
-import { cgroupName, install, managerArgs, portOffset, processAlive, startManager, stopPid, type LocalEnv } from '../kruise.js';
-import { liftPodMemoryLimit, podMemoryLimitOf, removePodMemoryCgroup } from '../pod-memory.js';
+import { install, managerArgs, portOffset, processAlive, startManager, stopPid, type LocalEnv } from '../kruise.js';
+import { cgroupName, liftPodMemoryLimit, podMemoryLimitOf, removePodMemoryCgroup } from '../pod-memory.js';
 import { DEFAULT_DAEMON_CONFIG_NAMESPACE, DEFAULT_KRUISE_NAMESPACE } from '../../api/installation.js';
 
 const env = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as LocalEnv;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
+import { cgroupName, nodeInPodMemory, podMemoryLimitOf, removePodMemoryCgroup } from '../pod-memory.js';
 import { machineCpuMs, rssMiB } from './proc.js';
 import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
 import type { NodeImage, ImageSpec } from '../../api/types/nodeimage.js';
@@ -37,12 +38,25 @@ async function removeAll(refs: string[]): Promise<void> {
   await Promise.all(refs.map((r) => cri.image('RemoveImage', { image: { image: r } })));
 }
 
+// One daemon at a time, in a memory cgroup of its pod's limit (hack/pod-memory.ts), named after this run.
+const cgroup = cgroupName('daemon', process.pid);
+
 function spawnDaemon(node: string, workers: number): ChildProcess {
   return spawn(
-    process.execPath,
-    [...DAEMON_V8_FLAGS, join(root, 'dist', 'daemon', 'main.js'), '--node-name', node, '--kubeconfig', env.kubeconfig, '--runtime-endpoint', `unix://${env.criSocket}`, '--addr', '127.0.0.1:0', '--max-workers-for-pull-image', String(workers), '--log-level', 'warn'],
+    ...nodeInPodMemory(
+      [...DAEMON_V8_FLAGS, join(root, 'dist', 'daemon', 'main.js'), '--node-name', node, '--kubeconfig', env.kubeconfig, '--runtime-endpoint', `unix://${env.criSocket}`, '--addr', '127.0.0.1:0', '--max-workers-for-pull-image', String(workers), '--log-level', 'warn'],
+      'daemon',
+      cgroup,
+    ),
     { stdio: 'ignore' },
   );
+}
+
+async function stopDaemon(proc: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((resolve) => (proc.exitCode !== null || proc.signalCode !== null ? resolve() : proc.once('exit', () => resolve())));
+  proc.kill('SIGTERM');
+  await exited;
+  removePodMemoryCgroup(cgroup);
 }
 
 /**
@@ -168,7 +182,7 @@ for (const [label, refs] of cases) {
       floor.push(await apiFloor(`${node}-floor`, refs));
     }
   } finally {
-    proc.kill('SIGTERM');
+    await stopDaemon(proc);
   }
   const ds = summarize(d);
   const ks = summarize(k);
@@ -195,7 +209,8 @@ await nis.create({ metadata: { name: node, labels: { [LABEL_FAKE_NODE_IMAGE]: 't
 await footprintDone();
 await sleep(3000);
 const busy = rssMiB(proc.pid ?? 0);
-proc.kill('SIGTERM');
+const limit = podMemoryLimitOf(proc.pid ?? 0);
+await stopDaemon(proc);
 await nis.delete(undefined, node);
 
 console.log('## Pull path: NodeImage → kruise-daemon → containerd vs direct concurrent CRI calls\n');
@@ -206,7 +221,9 @@ console.log('| case | direct CRI | through the daemon | ratio (daemon / direct) 
 for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 record('daemonIdleRssMiB', idle);
 record('daemonBusyRssMiB', busy);
-console.log('\n## kruise-daemon memory\n\n| state | RSS |\n| --- | --- |');
+console.log('\n## kruise-daemon memory\n');
+console.log(`${limit === undefined ? 'Without a memory limit (no memory cgroup could be made here).' : `In a memory cgroup of its pod's limit (${(limit / 1024 ** 2).toFixed(0)} MiB), as kubelet runs it.`}\n`);
+console.log('| state | RSS |\n| --- | --- |');
 console.log(`| idle, after start | ${idle.toFixed(1)} MiB |`);
 console.log(`| holding 200 tags (all Succeeded) | ${busy.toFixed(1)} MiB |`);
 console.log('');

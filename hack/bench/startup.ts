@@ -11,6 +11,7 @@ import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
 import { portOffset } from '../kruise.js';
+import { cgroupName, nodeInPodMemory, removePodMemoryCgroup, type Workload } from '../pod-memory.js';
 import { rssMiB } from './proc.js';
 import { projectRoot } from '../root.js';
 import { fmt, record, summarize } from './stats.js';
@@ -52,9 +53,10 @@ interface Sample {
   stopMs: number;
 }
 
-async function measure(args: string[], readyz: string): Promise<Sample> {
+/** One start and stop, in a memory cgroup of the pod's limit (hack/pod-memory.ts): Node sizes its heap from it. */
+async function measure(args: string[], readyz: string, workload: Workload, cgroup: string): Promise<Sample> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: 'ignore' });
+  const child = spawn(...nodeInPodMemory(args, workload, cgroup), { stdio: 'ignore' });
   await ready(readyz, child).catch((err: unknown) => {
     child.kill('SIGKILL');
     throw err;
@@ -99,12 +101,14 @@ for (const name of [DEFAULT_KRUISE_NAMESPACE, DEFAULT_DAEMON_CONFIG_NAMESPACE]) 
 await rest.close();
 
 const rows: string[] = [];
-for (const [name, args, url] of [
-  ['kruise-daemon', daemonArgs, `http://127.0.0.1:${daemonPort}/readyz`],
-  ['kruise-manager', managerArgs, `http://127.0.0.1:${managerHealth}/readyz`],
+for (const [name, args, url, workload, port] of [
+  ['kruise-daemon', daemonArgs, `http://127.0.0.1:${daemonPort}/readyz`, 'daemon', daemonPort],
+  ['kruise-manager', managerArgs, `http://127.0.0.1:${managerHealth}/readyz`, 'manager', managerHealth],
 ] as const) {
   const samples: Sample[] = [];
-  for (let i = 0; i < runs; i++) samples.push(await measure([...args], url));
+  const cgroup = cgroupName(workload, port);
+  for (let i = 0; i < runs; i++) samples.push(await measure([...args], url, workload, cgroup));
+  removePodMemoryCgroup(cgroup);
   record(`${name} readyMs`, summarize(samples.map((s) => s.readyMs)).median);
   record(`${name} rssMiB`, summarize(samples.map((s) => s.rss)).median);
   rows.push(
@@ -114,7 +118,7 @@ for (const [name, args, url] of [
 
 console.log('## Start-up and footprint\n');
 console.log(
-  `Each binary started from the build against the local cluster (admin identity), timed from process start until \`/readyz\` answers 200 (daemon: runtime reached and informers synced; manager: webhook certificates loaded, webhook serving, caches synced), then stopped with SIGTERM. The daemon runs with the DaemonSet's V8 settings (\`${DAEMON_V8_FLAGS.join(' ')}\`).\n`,
+  `Each binary started from the build against the local cluster (admin identity), timed from process start until \`/readyz\` answers 200 (daemon: runtime reached and informers synced; manager: webhook certificates loaded, webhook serving, caches synced), then stopped with SIGTERM. Each runs in a memory cgroup of its pod's limit from deploy/base, as kubelet places it (Node sizes its heap from that limit). The daemon runs with the DaemonSet's V8 settings (\`${DAEMON_V8_FLAGS.join(' ')}\`).\n`,
 );
 console.log('| binary | start → ready | RSS when ready | SIGTERM → exit |\n| --- | --- | --- | --- |');
 for (const r of rows) console.log(r);

@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cgroupName, startNode } from '../../hack/kruise.js';
-import { podMemoryLimit, podMemoryLimitOf, removePodMemoryCgroup } from '../../hack/pod-memory.js';
+import { startNode } from '../../hack/kruise.js';
+import { cgroupName, podMemoryLimit, podMemoryLimitOf, removePodMemoryCgroup } from '../../hack/pod-memory.js';
 import { installation } from '../helpers/manager.js';
 import { eventually } from '../helpers/kube.js';
 
