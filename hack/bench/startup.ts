@@ -11,7 +11,7 @@ import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
 import { portOffset } from '../kruise.js';
-import { cgroupName, nodeInPodMemory, removePodMemoryCgroup, type Workload } from '../pod-memory.js';
+import { cgroupName, nodeInPodMemory, podMemoryLimitOf, removePodMemoryCgroup, type Workload } from '../pod-memory.js';
 import { rssMiB } from './proc.js';
 import { projectRoot } from '../root.js';
 import { fmt, record, summarize } from './stats.js';
@@ -51,6 +51,8 @@ interface Sample {
   readyMs: number;
   rss: number;
   stopMs: number;
+  /** The memory limit it ran under (undefined: none could be set here). */
+  limit: number | undefined;
 }
 
 /** One start and stop, in a memory cgroup of the pod's limit (hack/pod-memory.ts): Node sizes its heap from it. */
@@ -63,10 +65,11 @@ async function measure(args: string[], readyz: string, workload: Workload, cgrou
   });
   const readyMs = performance.now() - t0;
   const rss = rssMiB(child.pid ?? 0);
+  const limit = podMemoryLimitOf(child.pid ?? 0);
   const t1 = performance.now();
   child.kill('SIGTERM');
   await exited(child);
-  return { readyMs, rss, stopMs: performance.now() - t1 };
+  return { readyMs, rss, limit, stopMs: performance.now() - t1 };
 }
 
 const daemonPort = 10299 + offset;
@@ -101,6 +104,7 @@ for (const name of [DEFAULT_KRUISE_NAMESPACE, DEFAULT_DAEMON_CONFIG_NAMESPACE]) 
 await rest.close();
 
 const rows: string[] = [];
+let limited = true;
 for (const [name, args, url, workload, port] of [
   ['kruise-daemon', daemonArgs, `http://127.0.0.1:${daemonPort}/readyz`, 'daemon', daemonPort],
   ['kruise-manager', managerArgs, `http://127.0.0.1:${managerHealth}/readyz`, 'manager', managerHealth],
@@ -109,6 +113,7 @@ for (const [name, args, url, workload, port] of [
   const cgroup = cgroupName(workload, port);
   for (let i = 0; i < runs; i++) samples.push(await measure([...args], url, workload, cgroup));
   removePodMemoryCgroup(cgroup);
+  limited &&= samples.every((s) => s.limit !== undefined);
   record(`${name} readyMs`, summarize(samples.map((s) => s.readyMs)).median);
   record(`${name} rssMiB`, summarize(samples.map((s) => s.rss)).median);
   rows.push(
@@ -118,7 +123,7 @@ for (const [name, args, url, workload, port] of [
 
 console.log('## Start-up and footprint\n');
 console.log(
-  `Each binary started from the build against the local cluster (admin identity), timed from process start until \`/readyz\` answers 200 (daemon: runtime reached and informers synced; manager: webhook certificates loaded, webhook serving, caches synced), then stopped with SIGTERM. Each runs in a memory cgroup of its pod's limit from deploy/base, as kubelet places it (Node sizes its heap from that limit). The daemon runs with the DaemonSet's V8 settings (\`${DAEMON_V8_FLAGS.join(' ')}\`).\n`,
+  `Each binary started from the build against the local cluster (admin identity), timed from process start until \`/readyz\` answers 200 (daemon: runtime reached and informers synced; manager: webhook certificates loaded, webhook serving, caches synced), then stopped with SIGTERM. ${limited ? "Each runs in a memory cgroup of its pod's limit from deploy/base, as kubelet places it (Node sizes its heap from that limit)." : 'They run without their pods\' memory limits (no memory cgroup could be made here).'} The daemon runs with the DaemonSet's V8 settings (\`${DAEMON_V8_FLAGS.join(' ')}\`).\n`,
 );
 console.log('| binary | start → ready | RSS when ready | SIGTERM → exit |\n| --- | --- | --- | --- |');
 for (const r of rows) console.log(r);
