@@ -8,7 +8,7 @@ import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
 import { cgroupName, nodeInPodMemory, podMemoryLimitOf, removePodMemoryCgroup } from '../pod-memory.js';
-import { machineCpuMs, rssMiB } from './proc.js';
+import { exited, machineCpuMs, rssMiB } from './proc.js';
 import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
 import type { NodeImage, ImageSpec } from '../../api/types/nodeimage.js';
 import { kruise } from '../../kube/kruise.js';
@@ -53,9 +53,8 @@ function spawnDaemon(node: string, workers: number): ChildProcess {
 }
 
 async function stopDaemon(proc: ChildProcess): Promise<void> {
-  const exited = new Promise<void>((resolve) => (proc.exitCode !== null || proc.signalCode !== null ? resolve() : proc.once('exit', () => resolve())));
   proc.kill('SIGTERM');
-  await exited;
+  await exited(proc);
   removePodMemoryCgroup(cgroup);
 }
 

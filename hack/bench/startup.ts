@@ -12,7 +12,7 @@ import { core, Resource } from '../../kube/resource.js';
 import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
 import { portOffset } from '../kruise.js';
 import { cgroupName, nodeInPodMemory, podMemoryLimitOf, removePodMemoryCgroup, type Workload } from '../pod-memory.js';
-import { rssMiB } from './proc.js';
+import { exited, rssMiB } from './proc.js';
 import { projectRoot } from '../root.js';
 import { fmt, record, summarize } from './stats.js';
 import { DEFAULT_DAEMON_CONFIG_NAMESPACE, DEFAULT_KRUISE_NAMESPACE } from '../../api/installation.js';
@@ -41,10 +41,6 @@ async function ready(url: string, child: ChildProcess, timeoutMs = 60_000): Prom
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`${url} not ready after ${timeoutMs} ms`);
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
 }
 
 interface Sample {
