@@ -51,6 +51,9 @@ interface Hierarchy {
   unlimited: string;
   /** Whether a line of /proc/PID/cgroup names the process's memory cgroup. */
   memoryLine: (line: string) => boolean;
+  /** The file with the cgroup's memory usage, and memory.stat's key for its inactive file pages. */
+  usageFile: string;
+  inactiveFileKey: string;
 }
 
 /** Where memory cgroups are made here: cgroup v2 with its memory controller, else v1's memory hierarchy. */
@@ -59,10 +62,12 @@ function hierarchy(): Hierarchy | { unavailable: string } {
   if (existsSync(join(v2, 'cgroup.controllers'))) {
     if (!readFileSync(join(v2, 'cgroup.controllers'), 'utf8').split(/\s+/).includes('memory')) return { unavailable: 'cgroup v2 without its memory controller' };
     if (!readFileSync(join(v2, 'cgroup.subtree_control'), 'utf8').split(/\s+/).includes('memory')) writeFileSync(join(v2, 'cgroup.subtree_control'), '+memory');
-    return { dir: v2, limitFile: 'memory.max', unlimited: 'max', memoryLine: (l) => l.startsWith('0::') };
+    return { dir: v2, limitFile: 'memory.max', unlimited: 'max', memoryLine: (l) => l.startsWith('0::'), usageFile: 'memory.current', inactiveFileKey: 'inactive_file' };
   }
   const v1 = '/sys/fs/cgroup/memory';
-  if (existsSync(join(v1, 'memory.limit_in_bytes'))) return { dir: v1, limitFile: 'memory.limit_in_bytes', unlimited: '-1', memoryLine: (l) => /^\d+:[^:]*\bmemory\b[^:]*:/.test(l) };
+  if (existsSync(join(v1, 'memory.limit_in_bytes'))) {
+    return { dir: v1, limitFile: 'memory.limit_in_bytes', unlimited: '-1', memoryLine: (l) => /^\d+:[^:]*\bmemory\b[^:]*:/.test(l), usageFile: 'memory.usage_in_bytes', inactiveFileKey: 'total_inactive_file' };
+  }
   return { unavailable: 'no memory cgroup hierarchy under /sys/fs/cgroup' };
 }
 
@@ -116,14 +121,32 @@ export function removePodMemoryCgroup(name: string): void {
   }
 }
 
-/** The directory of the memory cgroup process `pid` runs in, when it is one of these. */
-function cgroupDirOf(pid: number): { dir: string; hierarchy: Hierarchy } | undefined {
+/** The directory of the memory cgroup process `pid` runs in, whoever made it (these launchers or a kubelet). */
+function memoryCgroupOf(pid: number): { dir: string; hierarchy: Hierarchy } | undefined {
   const h = hierarchy();
   if ('unavailable' in h) return undefined;
   const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find(h.memoryLine);
   const path = line?.slice(line.lastIndexOf(':') + 1);
-  if (!path || !/\/kruise-ts-(manager|daemon)-\d+$/.test(path)) return undefined;
-  return { dir: join(h.dir, path), hierarchy: h };
+  return path ? { dir: join(h.dir, path), hierarchy: h } : undefined;
+}
+
+/** The directory of the memory cgroup process `pid` runs in, when it is one of these. */
+function cgroupDirOf(pid: number): { dir: string; hierarchy: Hierarchy } | undefined {
+  const c = memoryCgroupOf(pid);
+  return c && /\/kruise-ts-(manager|daemon)-\d+$/.test(c.dir) ? c : undefined;
+}
+
+/**
+ * The working set of the memory cgroup process `pid` runs in, as the kubelet counts it (usage less
+ * inactive file pages), on cgroup v1 or v2; undefined where the process has no memory cgroup.
+ */
+export function workingSetBytes(pid: number): number | undefined {
+  const c = memoryCgroupOf(pid);
+  if (!c) return undefined;
+  const usage = Number(readFileSync(join(c.dir, c.hierarchy.usageFile), 'utf8'));
+  const stat = readFileSync(join(c.dir, 'memory.stat'), 'utf8');
+  const inactive = Number(new RegExp(`^${c.hierarchy.inactiveFileKey} (\\d+)$`, 'm').exec(stat)?.[1] ?? 0);
+  return usage - inactive;
 }
 
 /** The memory limit process `pid` runs under, when it is in one of these cgroups (for a benchmark's legend). */

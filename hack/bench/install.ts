@@ -9,6 +9,7 @@ import { CriClient } from '../../daemon/cri/client.js';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { RestClient } from '../../kube/rest.js';
 import { buildImage, DAEMONSET, installationReady, kubectl, podsDown, podsUp, type PodEnv } from '../install-pods.js';
+import { workingSetBytes } from '../pod-memory.js';
 import { eventuallyTrue } from '../wait.js';
 import { rssMiB } from './proc.js';
 import { fmt, record, summarize } from './stats.js';
@@ -45,12 +46,10 @@ async function podMemory(): Promise<Map<string, Array<{ workingSet: number; rss:
       for (const c of containers ?? []) {
         const { info } = await cri.runtime('ContainerStatus', { container_id: c.id, verbose: true });
         const pid = (JSON.parse(info?.['info'] ?? '{}') as { pid?: number }).pid ?? 0;
-        const cgroup = /^\d+:[^:]*\bmemory\b[^:]*:(.*)$/m.exec(readFileSync(`/proc/${pid}/cgroup`, 'utf8'))?.[1] ?? '';
-        const dir = `/sys/fs/cgroup/memory${cgroup}`;
-        const usage = Number(readFileSync(`${dir}/memory.usage_in_bytes`, 'utf8'));
-        const inactive = Number(/^total_inactive_file (\d+)$/m.exec(readFileSync(`${dir}/memory.stat`, 'utf8'))?.[1] ?? 0);
+        const workingSet = workingSetBytes(pid);
+        if (workingSet === undefined) throw new Error(`${n.name}: container ${c.metadata?.name ?? c.id} (pid ${pid}) has no memory cgroup to read`);
         const name = c.metadata?.name ?? '';
-        out.set(name, [...(out.get(name) ?? []), { workingSet: (usage - inactive) / MiB, rss: rssMiB(pid) }]);
+        out.set(name, [...(out.get(name) ?? []), { workingSet: workingSet / MiB, rss: rssMiB(pid) }]);
       }
     } finally {
       cri.close();

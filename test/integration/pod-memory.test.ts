@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNode } from '../../hack/kruise.js';
-import { cgroupName, podMemoryLimit, podMemoryLimitOf, removePodMemoryCgroup } from '../../hack/pod-memory.js';
+import { cgroupName, podMemoryLimit, podMemoryLimitOf, removePodMemoryCgroup, workingSetBytes } from '../../hack/pod-memory.js';
 import { installation } from '../helpers/manager.js';
 import { eventually } from '../helpers/kube.js';
 
@@ -14,6 +14,16 @@ describe('kruise-ts processes under their pods memory limits', () => {
     expect(podMemoryLimitOf(inst.manager.pid)).toBe(podMemoryLimit('manager'));
     expect(inst.daemons.length).toBeGreaterThan(0);
     for (const d of inst.daemons) expect({ node: d.node, limit: podMemoryLimitOf(d.pid) }).toEqual({ node: d.node, limit: podMemoryLimit('daemon') });
+  });
+
+  it("reads a process's working set from its memory cgroup, as the install benchmark reads the pods'", () => {
+    const inst = installation();
+    for (const pid of [inst.manager.pid, ...inst.daemons.map((d) => d.pid)]) {
+      const bytes = workingSetBytes(pid) ?? 0;
+      // A running node process holds tens of MiB, always inside its pod's limit.
+      expect(bytes).toBeGreaterThan(10 * 2 ** 20);
+      expect(bytes).toBeLessThan(podMemoryLimit(pid === inst.manager.pid ? 'manager' : 'daemon'));
+    }
   });
 
   it('starts node inside the limit, so V8 sizes its heap from it', async () => {
