@@ -84,6 +84,8 @@ class NodeImageController {
     jobs.on({
       update: (a, b) => {
         if (!isDeleting(a) && isDeleting(b)) this.onJobGone(b);
+        // Its nodes' finished tags were held past their TTL while it ran.
+        else if (!a.status?.completionTime && b.status?.completionTime) this.enqueueOwned(b);
       },
       delete: (job) => this.onJobGone(job),
     });
@@ -116,9 +118,12 @@ class NodeImageController {
 
   /** Upstream only finds the NodeImages of jobs it reconciled since it started (its in-memory job-to-nodes cache); the index finds all. */
   private onJobGone(job: ImagePullJob): void {
-    const uid = job.metadata?.uid ?? '';
-    this.owners.markGone(uid);
-    for (const ni of this.nodeImages.byIndex(nodeImagesByOwnerUid, uid)) this.queue.queue.add(ni.metadata?.name ?? '');
+    this.owners.markGone(job.metadata?.uid ?? '');
+    this.enqueueOwned(job);
+  }
+
+  private enqueueOwned(job: ImagePullJob): void {
+    for (const ni of this.nodeImages.byIndex(nodeImagesByOwnerUid, job.metadata?.uid ?? '')) this.queue.queue.add(ni.metadata?.name ?? '');
   }
 
   private async reconcile(name: string): Promise<Result | void> {

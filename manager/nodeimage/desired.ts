@@ -11,6 +11,7 @@ import type { ImageSpec, ImageTagSpec, NodeImage, NodeImageSpec } from '../../ap
 import { sameLabels } from '../../kube/labels.js';
 import { timeMs } from '../../api/time.js';
 import { isDeleting } from '../../api/object-meta.js';
+import type { OwnerState } from './owners.js';
 
 export type Lifecycle =
   | { action: 'delete' }
@@ -60,8 +61,8 @@ function isImagePullJobRef(ref: ObjectReference): boolean {
 }
 
 export interface SpecLookups {
-  /** Whether the ImagePullJob an ownerReference names still exists (same UID, not being deleted). */
-  owner(ref: ObjectReference): 'alive' | 'gone';
+  /** Whether the ImagePullJob an ownerReference names still exists (same UID, not being deleted), and whether it is an Always job still running. */
+  owner(ref: ObjectReference): OwnerState;
   /** Whether a pull secret a NodeImage image references still exists; 'unknown' keeps the reference. */
   secret(ref: ReferenceObject): 'present' | 'gone' | 'unknown';
 }
@@ -97,7 +98,7 @@ function minDefined(a: number | undefined, b: number | undefined): number | unde
 /**
  * The spec pass (upstream nodeimage_controller.go, doUpdateNodeImage): tags without createdAt go; ImagePullJob owners that are gone
  * go, and so does a tag that had owners and has none left; a finished tag goes once its
- * ttlSecondsAfterFinished has passed; references to pull secrets that are gone go; empty images go.
+ * ttlSecondsAfterFinished has passed and no Always job owning it is still running; references to pull secrets that are gone go; empty images go.
  * `nodeLabels` (absent for a NodeImage without a Node) replace the NodeImage's labels.
  */
 export function cleanSpec(ni: NodeImage, nodeLabels: Record<string, string> | undefined, lookups: SpecLookups, nowMs: number): CleanedSpec {
@@ -112,14 +113,19 @@ export function cleanSpec(ni: NodeImage, nodeLabels: Record<string, string> | un
         continue;
       }
       const owners = tag.ownerReferences ?? [];
-      const kept = owners.filter((ref) => !isImagePullJobRef(ref) || lookups.owner(ref) === 'alive');
+      const kept = owners.filter((ref) => !isImagePullJobRef(ref) || lookups.owner(ref) !== 'gone');
       if (owners.length > 0 && kept.length === 0) {
         removed.push({ image: name, tag: tag.tag, why: 'owners gone' });
         continue;
       }
       const ttl = tag.pullPolicy?.ttlSecondsAfterFinished;
       const completedAt = completionOf(ni, name, tag);
-      if (ttl !== undefined && completedAt !== undefined) {
+      // An Always job still running counts this node as done only while its tag stays: dropped at
+      // its TTL, the job would add it again and pull once more (upstream does, so a job that runs
+      // longer than the TTL on a large cluster moves its counts backwards and may never finish).
+      // The TTL is held until the job completes; the job's completion requeues this NodeImage.
+      const held = kept.some((ref) => isImagePullJobRef(ref) && lookups.owner(ref) === 'running');
+      if (ttl !== undefined && completedAt !== undefined && !held) {
         const left = completedAt + ttl * 1000 - nowMs;
         if (left <= 0) {
           removed.push({ image: name, tag: tag.tag, why: 'ttl expired' });

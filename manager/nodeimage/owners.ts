@@ -4,8 +4,15 @@ import type { Informer } from '../../kube/informer.js';
 import { ApiError } from '../../kube/rest.js';
 import type { Resource } from '../../kube/resource.js';
 import { isDeleting } from '../../api/object-meta.js';
+import { COMPLETION_POLICY_NEVER } from '../../api/enums.js';
 
-type State = 'alive' | 'gone';
+/** running: an Always job that has not completed, which still counts its nodes' finished tags. */
+export type OwnerState = 'running' | 'alive' | 'gone';
+
+function liveState(job: ImagePullJob): OwnerState {
+  if (isDeleting(job)) return 'gone';
+  return job.spec.completionPolicy?.type !== COMPLETION_POLICY_NEVER && !job.status?.completionTime ? 'running' : 'alive';
+}
 
 /**
  * Answers whether the ImagePullJob an ownerReference names still exists. The shared cache answers
@@ -32,8 +39,8 @@ export class OwnerLookup {
   }
 
   /** Resolves every reference by UID; unexpected API errors keep the owner (upstream keeps it too). */
-  async resolve(refs: readonly ObjectReference[]): Promise<Map<string, State>> {
-    const out = new Map<string, State>();
+  async resolve(refs: readonly ObjectReference[]): Promise<Map<string, OwnerState>> {
+    const out = new Map<string, OwnerState>();
     for (const ref of refs) {
       const uid = ref.uid ?? '';
       if (!out.has(uid)) out.set(uid, await this.state(ref));
@@ -41,14 +48,14 @@ export class OwnerLookup {
     return out;
   }
 
-  private async state(ref: ObjectReference): Promise<State> {
+  private async state(ref: ObjectReference): Promise<OwnerState> {
     const uid = ref.uid ?? '';
     const cached = this.jobs.get(`${ref.namespace ?? ''}/${ref.name ?? ''}`);
-    if (cached && cached.metadata?.uid === uid) return isDeleting(cached) ? 'gone' : 'alive';
+    if (cached && cached.metadata?.uid === uid) return liveState(cached);
     if (this.gone.has(uid)) return 'gone';
     try {
       const job = await this.api.get(ref.namespace ?? '', ref.name ?? '');
-      if (job.metadata?.uid === uid && !isDeleting(job)) return 'alive';
+      if (job.metadata?.uid === uid && !isDeleting(job)) return liveState(job);
     } catch (err) {
       if (!(err instanceof ApiError && err.notFound)) return 'alive';
     }

@@ -104,6 +104,34 @@ describe('NodeImage controller', () => {
     await eventually(async () => expect((await nis.get(undefined, name)).spec?.images?.['example.com/ttl']?.tags.map((t) => t.tag)).toEqual(['2']), 10_000);
   });
 
+  it('holds a finished tag past its TTL while the Always job owning it runs, and drops it once the job completes (upstream drops it, and the job pulls again)', async () => {
+    const name = `${ns}-held`;
+    const img = `${env.registryOpen}/many-092`;
+    // Parallelism 0 keeps the job running: it places nothing until raised below.
+    const job = await jobs.create({ metadata: { name: 'runs', namespace: ns }, spec: { image: `${img}:1.0`, parallelism: 0, completionPolicy: { type: 'Always' }, selector: { names: [name] } } });
+    const owner = [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name: 'runs', namespace: ns, uid: job.metadata?.uid ?? '' }];
+    await fakeNodeImage({ 'example.com/held': { tags: [tag('1', { ownerReferences: owner, pullPolicy: { ttlSecondsAfterFinished: 1 } })] } }, name);
+    const done = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const held = { tag: '1', phase: 'Succeeded' as const, version: 0, completionTime: done };
+    await nis.updateStatus({ ...(await nis.get(undefined, name)), status: { desired: 1, succeeded: 1, imageStatuses: { 'example.com/held': { tags: [held] } } } });
+    await new Promise((r) => setTimeout(r, 4000));
+    expect((await nis.get(undefined, name)).spec?.images?.['example.com/held']?.tags.map((t) => t.tag)).toEqual(['1']);
+
+    await jobs.patch(ns, 'runs', { spec: { parallelism: 1 } });
+    const placed = await eventually(async () => {
+      const cur = await nis.get(undefined, name);
+      expect(cur.spec?.images?.[img]?.tags.map((t) => t.tag)).toEqual(['1.0']);
+      return cur;
+    });
+    // Answer the job's tag as a daemon would: the job completes, which releases the held tag.
+    await nis.updateStatus({ ...placed, status: { desired: 2, succeeded: 2, imageStatuses: { 'example.com/held': { tags: [held] }, [img]: { tags: [{ tag: '1.0', phase: 'Succeeded', version: 0, completionTime: done }] } } } });
+    await eventually(async () => expect((await jobs.get(ns, 'runs')).status).toMatchObject({ succeeded: 1, completionTime: expect.any(String) }));
+    await eventually(async () => {
+      const images = (await nis.get(undefined, name)).spec?.images ?? {};
+      expect(Object.keys(images)).toEqual([img]);
+    }, 10_000);
+  });
+
   it('fails tags a node never answered and pulls that overran their deadline, with upstream\'s messages, and tells the owning job', async () => {
     const name = `${ns}-silent`;
     const img = `${env.registryOpen}/many-091`;

@@ -113,6 +113,15 @@ describe('NodeImage spec pass', () => {
     expect(cleanSpec(done, undefined, alive, T0 + 400_000).removed).toEqual([{ image: 'nginx', tag: '1.0', why: 'ttl expired' }]);
     expect(cleanSpec(done, undefined, alive, T0 + 399_000)).toMatchObject({ changed: false, requeueAfterMs: 1000 });
   });
+  it('holds a finished tag past its TTL while an Always job owning it runs, drops it once that job completed', () => {
+    const done = ni({ nginx: [tag('1.0', { ownerReferences: [job('a'), job('b')] })] }, { nginx: [st('1.0', 'Succeeded', { completionTime: at(100) })] });
+    const running = (uid: string): SpecLookups => ({ owner: (r) => (r.uid === uid ? 'running' : 'alive'), secret: () => 'present' });
+    const r = cleanSpec(done, undefined, running('uid-b'), T0 + 10_000_000);
+    expect(r).toMatchObject({ changed: false, removed: [] });
+    // No timer: the job's completion brings the NodeImage back.
+    expect(r.requeueAfterMs).toBeUndefined();
+    expect(cleanSpec(done, undefined, alive, T0 + 10_000_000).removed).toEqual([{ image: 'nginx', tag: '1.0', why: 'ttl expired' }]);
+  });
   it('ignores a completion of an older version for the TTL', () => {
     const n = ni({ nginx: [tag('1.0', { version: 2 })] }, { nginx: [st('1.0', 'Succeeded', { version: 1, completionTime: at(0) })] });
     const r = cleanSpec(n, undefined, alive, T0 + 10_000_000);
