@@ -2,6 +2,7 @@
 // loop bounds 5,000 daemons): it runs the real daemon code for its share of the simulated nodes
 // against the real API server, with a simulated runtime, and answers the coordinator's questions
 // about what its daemons did. Messages: start → synced, stats → stats, stop → stopped.
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NodeImage } from '../../api/types/nodeimage.js';
@@ -126,6 +127,7 @@ async function start(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
     observe: (verb, resource) => requests.set(`${verb} ${resource}`, (requests.get(`${verb} ${resource}`) ?? 0) + 1),
   });
   const socket = join(tmpdir(), `kruise-ts-sim-${process.pid}.sock`);
+  process.on('exit', () => rmSync(socket, { force: true }));
   runtime = await FakeRuntime.start({ socket, pullDelayMs: m.pullDelayMs });
   cri = new CriClient(socket);
   const metrics = new DaemonMetrics();
@@ -180,6 +182,9 @@ async function stop(): Promise<void> {
   process.exit(0);
 }
 
+// A simulation that ends without stopping its workers (killed, crashed) closes their IPC channel:
+// they must not live on, a thousand daemons each, against the next cluster on the same port.
+process.on('disconnect', () => process.exit(1));
 process.on('message', (m: ToWorker) => {
   const fail = (err: unknown): void => {
     console.error(err);
