@@ -207,12 +207,16 @@ export async function stopPid(pid: number, graceMs = 10_000): Promise<void> {
   const deadline = Date.now() + graceMs;
   for (;;) {
     if (!processAlive(pid)) return;
-    if (Date.now() > deadline) {
-      process.kill(pid, 'SIGKILL');
-      return;
-    }
+    if (Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, 100));
   }
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return;
+  }
+  // Until the kernel has taken it out, its memory cgroup cannot be removed.
+  for (let i = 0; i < 50 && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
 export async function down(env: LocalEnv): Promise<void> {
@@ -220,8 +224,9 @@ export async function down(env: LocalEnv): Promise<void> {
   if (existsSync(file)) {
     const inst = JSON.parse(readFileSync(file, 'utf8')) as Installation;
     await Promise.all([...inst.daemons.map((d) => stopPid(d.pid)), stopPid(inst.manager.pid)]);
-    for (const d of inst.daemons) removePodMemoryCgroup(cgroupName('daemon', d.port));
-    removePodMemoryCgroup(cgroupName('manager', inst.manager.healthPort));
+    for (const cgroup of [...inst.daemons.map((d) => cgroupName('daemon', d.port)), cgroupName('manager', inst.manager.healthPort)]) {
+      if (!removePodMemoryCgroup(cgroup)) process.stderr.write(`memory cgroup ${cgroup} kept: a process is still in it\n`);
+    }
     rmSync(file);
   }
   // Without its manager the webhook would refuse every write of the kinds it covers. The lease and

@@ -109,15 +109,19 @@ export function nodeInPodMemory(args: string[], workload: Workload, cgroup: stri
   return procs ? ['/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', procs, process.execPath, ...args]] : [process.execPath, args];
 }
 
-/** Removes the memory cgroup `name` once its processes are gone; one still in use stays. */
-export function removePodMemoryCgroup(name: string): void {
+/**
+ * Removes the memory cgroup `name` once its processes are gone, and says whether it is gone. One
+ * still in use stays: it is not ours to force, and the next start with this name reuses it.
+ */
+export function removePodMemoryCgroup(name: string): boolean {
   try {
     const h = hierarchy();
-    if ('unavailable' in h) return;
+    if ('unavailable' in h) return true;
     const dir = join(h.dir, name);
     if (existsSync(dir)) rmdirSync(dir);
+    return true;
   } catch {
-    // Not ours to force: a process left in it keeps it, and the next start with this name reuses it.
+    return false;
   }
 }
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startNode } from '../../hack/kruise.js';
+import { processAlive, startNode } from '../../hack/kruise.js';
 import { cgroupName, podMemoryLimit, podMemoryLimitOf, removePodMemoryCgroup, workingSetBytes } from '../../hack/pod-memory.js';
 import { installation } from '../helpers/manager.js';
 import { eventually } from '../helpers/kube.js';
@@ -30,13 +30,17 @@ describe('kruise-ts processes under their pods memory limits', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kts-podmem-'));
     const out = join(dir, 'out');
     const cgroup = cgroupName('manager', process.pid);
-    const pid = startNode(['-e', `require('fs').writeFileSync(${JSON.stringify(out)}, String(require('v8').getHeapStatistics().heap_size_limit))`], join(dir, 'log'), 'manager', cgroup);
+    const pid = startNode(['-e', `require('fs').writeFileSync(${JSON.stringify(out)}, String(require('v8').getHeapStatistics().heap_size_limit)); setTimeout(() => {}, 1000)`], join(dir, 'log'), 'manager', cgroup);
     try {
       expect(pid).toBeGreaterThan(0);
       const heapLimit = await eventually(() => Number(readFileSync(out, 'utf8')), 10_000);
       // Unconstrained, V8 allows 4 GiB on this machine; in 512 MiB it allows about half of that.
       expect(heapLimit).toBeLessThan(podMemoryLimit('manager'));
       expect(heapLimit).toBeGreaterThan(podMemoryLimit('manager') / 4);
+      // The cgroup goes once node has exited, not once its output is written (it lingers a second
+      // after it, as a busy CI machine would have it do): removed before, the cgroup stayed.
+      await eventually(() => expect(processAlive(pid)).toBe(false), 10_000);
+      expect(removePodMemoryCgroup(cgroup)).toBe(true);
     } finally {
       removePodMemoryCgroup(cgroup);
       rmSync(dir, { recursive: true, force: true });
