@@ -148,7 +148,7 @@ YAML
       "$K8S_BIN_DIR/kube-controller-manager" --kubeconfig "$KUBE_DIR/kcm.kubeconfig" \
       --authentication-kubeconfig "$KUBE_DIR/kcm.kubeconfig" --authorization-kubeconfig "$KUBE_DIR/kcm.kubeconfig" \
       --authentication-skip-lookup=true --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --port 0 --cert-dir "$p/kcm" \
-      --leader-elect=false --controllers '*' --use-service-account-credentials=false \
+      --leader-elect=false --controllers "$KCM_CONTROLLERS" --use-service-account-credentials=false \
       --service-account-private-key-file "$p/sa.key" --root-ca-file "$p/ca.crt" \
       --cluster-signing-cert-file "$p/ca.crt" --cluster-signing-key-file "$p/ca.key" \
       --service-cluster-ip-range "$SERVICE_CIDR" --profiling=false --v 1
