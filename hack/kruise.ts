@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { dump, load } from 'js-yaml';
 import { loadClusterAccess } from '../kube/kubeconfig.js';
 import { RestClient } from '../kube/rest.js';
+import { sleep } from '../kube/informer.js';
 import { DEFAULT_KRUISE_NAMESPACE, MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../api/installation.js';
 import { applicable, apply, serviceAccountToken } from './apply.js';
 import { deployDir, render } from './kustomize.js';
@@ -106,7 +107,7 @@ async function waitHttp(url: string, pid: number, log: string, timeoutMs = 60_00
     if (!alive || Date.now() > deadline) {
       throw new Error(`${url} not ready (${alive ? 'timeout' : 'process exited'}); log ${log}:\n${existsSync(log) ? readFileSync(log, 'utf8').slice(-3000) : ''}`);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }
 
@@ -208,7 +209,7 @@ export async function stopPid(pid: number, graceMs = 10_000): Promise<void> {
   for (;;) {
     if (!processAlive(pid)) return;
     if (Date.now() > deadline) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   try {
     process.kill(pid, 'SIGKILL');
@@ -216,7 +217,7 @@ export async function stopPid(pid: number, graceMs = 10_000): Promise<void> {
     return;
   }
   // Until the kernel has taken it out, its memory cgroup cannot be removed.
-  for (let i = 0; i < 50 && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 50 && processAlive(pid); i++) await sleep(100);
 }
 
 export async function down(env: LocalEnv): Promise<void> {
