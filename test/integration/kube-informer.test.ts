@@ -150,6 +150,18 @@ describe('Informer on the real API server', () => {
       });
       expect(inf.stats.lists).toBeGreaterThanOrEqual(2);
       expect(inf.stats.relistsAfterGone).toBeGreaterThanOrEqual(1);
+      // The first list is a quorum read in pages; the re-list comes from the watch cache, unpaginated,
+      // not older than the version the informer had seen (a cluster-wide informer re-listing from
+      // etcd in pages under load was gone for minutes).
+      const lists = proxy.requests().filter((r) => r.query['labelSelector'] === 'suite=gone' && r.method === 'GET' && !r.watch);
+      expect(lists[0]?.query).toMatchObject({ limit: '500' });
+      expect(lists[0]?.query['resourceVersion']).toBeUndefined();
+      const relists = lists.slice(1);
+      expect(relists.length).toBeGreaterThanOrEqual(1);
+      for (const l of relists) {
+        expect(l.query['limit']).toBeUndefined();
+        expect(Number(l.query['resourceVersion'])).toBeGreaterThan(0);
+      }
     } finally {
       stop();
     }
@@ -169,8 +181,11 @@ describe('Informer on the real API server', () => {
       const mine = proxy.requests().filter((r) => r.query['labelSelector'] === 'suite=cache');
       const lists = mine.filter((r) => r.method === 'GET' && !r.watch);
       expect(lists.length).toBeGreaterThanOrEqual(2);
-      // resourceVersion=0: answered from the watch cache, not a quorum read of every ConfigMap in etcd.
-      for (const l of lists) expect(l.query).toMatchObject({ resourceVersion: '0' });
+      // resourceVersion=0 at start-up, then the last version seen: answered from the watch cache,
+      // not a quorum read of every ConfigMap in etcd.
+      expect(lists[0]?.query).toMatchObject({ resourceVersion: '0' });
+      for (const l of lists.slice(1)) expect(Number(l.query['resourceVersion'])).toBeGreaterThan(0);
+      for (const l of lists) expect(l.query['limit']).toBeUndefined();
       for (const w of mine.filter((r) => r.watch)) {
         expect(Number(w.query['timeoutSeconds'])).toBeGreaterThanOrEqual(600);
         expect(Number(w.query['timeoutSeconds'])).toBeLessThan(1200);
