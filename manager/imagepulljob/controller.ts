@@ -52,6 +52,14 @@ const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
  * workers stays far below the API server's default max-mutating-requests-inflight (200).
  */
 const WRITES_IN_FLIGHT = 64;
+/**
+ * Nodes one reconcile starts at most; the rest go to the next one, after the job's status. A job over
+ * 5,000 nodes dispatched in one reconcile held its worker for minutes: with more jobs than workers
+ * (3, upstream's default), the others waited that long for a startTime, and every job's status
+ * showed nothing until its whole first round was written. In chunks, jobs take turns at the
+ * shared write slots and each shows its progress as it goes.
+ */
+const MAX_DISPATCH_PER_RECONCILE = 500;
 /** Events from NodeImages and pods are gathered this long, so a burst of them is one reconcile. */
 const WAKE_BATCH_MS = 200;
 
@@ -236,7 +244,7 @@ class ImagePullJobController {
       return pending.meta === 'dispatch' ? { name, state: 'active', stale: false } : nodeView(ni, target);
     });
     views.push(...missingNamedNodes(job, this.source).map((name): NodeView => ({ name, state: 'missing', stale: false })));
-    const plan = planJob(job, views, parallelismOf(job), Date.now());
+    const plan = planJob(job, views, parallelismOf(job), Date.now(), MAX_DISPATCH_PER_RECONCILE);
     const selectedNames = new Set(selected.map((ni) => ni.metadata?.name ?? ''));
     const release = this.nodeImages
       .byIndex(nodeImagesByOwnerUid, target.uid)
@@ -271,8 +279,9 @@ class ImagePullJobController {
       }
     }
     // A dispatch that found nothing to write (a full NodeImage, or a cache behind a change someone
-    // else made) changed no object whose event would bring the job back: look again shortly.
-    const next = [plan.requeueAfterMs, unwritten > 0 ? WAKE_BATCH_MS : undefined].filter((x): x is number => x !== undefined);
+    // else made) changed no object whose event would bring the job back: look again shortly. So
+    // does a job with more nodes to start; behind the jobs already waiting for a worker.
+    const next = [plan.requeueAfterMs, unwritten > 0 || plan.more ? WAKE_BATCH_MS : undefined].filter((x): x is number => x !== undefined);
     return next.length > 0 ? { requeueAfterMs: Math.min(...next) } : undefined;
   }
 

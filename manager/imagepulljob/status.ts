@@ -49,8 +49,10 @@ export function nodeView(ni: NodeImage, t: JobTarget): NodeView {
 
 export interface JobPlan {
   status: ImagePullJobStatus;
-  /** Nodes to start now: at most parallelism minus what is active. */
+  /** Nodes to start now: at most parallelism minus what is active, and at most `maxDispatch`. */
   dispatch: string[];
+  /** Parallelism left room for more nodes than `maxDispatch`: the next reconcile starts them. */
+  more: boolean;
   /** Synced nodes whose tag policy must be raised. */
   refresh: string[];
   /** Nodes that failed because their NodeImage is full. */
@@ -69,7 +71,7 @@ export interface JobPlan {
  * whose dispatch the cache has not shown yet must be passed as active. Dispatched nodes count as
  * active in the status, so the next reconcile, which sees them so, writes nothing new.
  */
-export function planJob(job: ImagePullJob, nodes: readonly NodeView[], parallelism: number, nowMs: number): JobPlan {
+export function planJob(job: ImagePullJob, nodes: readonly NodeView[], parallelism: number, nowMs: number, maxDispatch = Infinity): JobPlan {
   const never = job.spec.completionPolicy?.type === COMPLETION_POLICY_NEVER;
   const deadlineSeconds = never ? undefined : job.spec.completionPolicy?.activeDeadlineSeconds;
   const startMs = timeMs(job.status?.startTime) ?? nowMs;
@@ -118,6 +120,7 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
         message: withMissingNodes(MESSAGE_JOB_DEADLINE_EXCEEDED, notFound),
       },
       dispatch: [],
+      more: false,
       refresh: [],
       full,
       missing: notFound,
@@ -127,7 +130,8 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
   }
 
   const slots = Math.max(0, parallelism - active.length);
-  const dispatch = unsynced.slice(0, slots);
+  const dispatch = unsynced.slice(0, Math.min(slots, maxDispatch));
+  const more = dispatch.length < Math.min(slots, unsynced.length);
   const activeCount = active.length + dispatch.length;
   const waiting = unsynced.length - dispatch.length + absent.length;
   let completed = false;
@@ -159,6 +163,7 @@ export function planJob(job: ImagePullJob, nodes: readonly NodeView[], paralleli
       message: withMissingNodes(completed ? MESSAGE_JOB_COMPLETED : jobProgressMessage(succeeded.length, sortedFailed.length, desired, pullingPercent), notFound),
     },
     dispatch,
+    more,
     refresh,
     full,
     missing,

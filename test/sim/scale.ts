@@ -207,6 +207,8 @@ interface JobsRun {
   managerWatch: ReturnType<typeof managerWatchGaps>;
   fanoutSeconds: number;
   lastStatusSeconds: number;
+  /** When the last of the jobs was first seen with a status (its startTime written). */
+  firstStatusSeconds: number;
   writes: number;
   cpu: number;
   peak: number;
@@ -235,11 +237,13 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
       }),
     ),
   );
+  const statusSeen = new Map<string, number>();
   for (;;) {
     peak = Math.max(peak, rssMiB(managerPid));
     if (apiServerPid) apiPeak = Math.max(apiPeak, rssMiB(apiServerPid));
-    const done = await Promise.all(created.map(async (j) => (await jobs.get(NS, j.metadata?.name ?? '')).status?.completionTime !== undefined));
-    if (done.every(Boolean)) break;
+    const now = await Promise.all(created.map((j) => jobs.get(NS, j.metadata?.name ?? '')));
+    for (const j of now) if (j.status?.startTime && !statusSeen.has(j.metadata?.name ?? '')) statusSeen.set(j.metadata?.name ?? '', Date.now());
+    if (now.every((j) => j.status?.completionTime !== undefined)) break;
     await sleep(1000);
   }
   const seconds = (Date.now() - start) / 1000;
@@ -255,7 +259,8 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const written = managerNodeImageWrites(audited, new Set(names), N * n);
   const managerWatch = managerWatchGaps(audited, 'nodeimages');
   for (const j of created) await jobs.delete(NS, j.metadata?.name ?? '').catch(() => undefined);
-  return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, fanoutSeconds, lastStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak, machineCpu, workersCpu };
+  const firstStatusSeconds = (Math.max(...statusSeen.values()) - start) / 1000;
+  return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, fanoutSeconds, lastStatusSeconds, firstStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak, machineCpu, workersCpu };
 }
 
 const lim = await limitWrites();
@@ -344,7 +349,9 @@ console.log(
 );
 console.log(`| manager fan-out (its writes placing the tag answered, by the API server's audit log; ${f(one.managerWrites / N, 2)} writes per node) ÷ the limit's spec writes | ${f(fanoutRatio, 2)} | ≤ 1.2 |`);
 console.log(`| (last status − pull delay) ÷ the limit's spec + status writes | ${f(endToEndRatio, 2)} | ≤ 1.2 |`);
-console.log(`| ${JOBS} ImagePullJobs at once over all nodes: the manager's writes placing the tags answered / every daemon has seen its tags / job complete | ${f(many.managerSeconds)} s / ${f(many.fanoutSeconds)} s / ${f(many.seconds)} s | |`);
+console.log(
+  `| ${JOBS} ImagePullJobs at once over all nodes: the last job's first status (startTime) seen / the manager's writes placing the tags answered / every daemon has seen its tags / job complete | ${f(many.firstStatusSeconds)} s / ${f(many.managerSeconds)} s / ${f(many.fanoutSeconds)} s / ${f(many.seconds)} s | |`,
+);
 console.log(
   `| the manager's NodeImage watch while the jobs ran (audit log; one job, ${JOBS} jobs): watch requests; longest time with none open (of it, the manager asking again) | ${one.managerWatch.requests}, ${f(one.managerWatch.longestGapMs / 1000)} s (${f(one.managerWatch.longestAskAgainMs / 1000)} s); ${many.managerWatch.requests}, ${f(many.managerWatch.longestGapMs / 1000)} s (${f(many.managerWatch.longestAskAgainMs / 1000)} s) | |`,
 );

@@ -250,6 +250,18 @@ describe('job plan and status', () => {
     expect(p.status).toEqual({ startTime: at(0), desired: 5, active: 3, succeeded: 1, failed: 0, message: 'job is running, progress 20.0%' });
     expect(p.completed).toBe(false);
   });
+  it('dispatches at most maxDispatch in one plan, counts only those as active, and says there is more', () => {
+    const nodes = [v('a', 'active'), v('b', 'unsynced'), v('c', 'unsynced'), v('d', 'unsynced'), v('e', 'succeeded')];
+    const p = planJob(always({ parallelism: 10 }), nodes, 10, T0, 2);
+    expect(p.dispatch).toEqual(['b', 'c']);
+    expect(p.more).toBe(true);
+    expect(p.status).toMatchObject({ desired: 5, active: 3, succeeded: 1 });
+    expect(p.completed).toBe(false);
+    // Parallelism, not the cap, is what holds the rest back: nothing more to start now.
+    expect(planJob(always({ parallelism: 3 }), nodes, 3, T0, 2).more).toBe(false);
+    expect(planJob(always({ parallelism: 10 }), nodes, 10, T0, 3).more).toBe(false);
+    expect(planJob(always({ parallelism: 10 }), nodes, 10, T0).dispatch).toEqual(['b', 'c', 'd']);
+  });
   it('dispatches nothing at parallelism 0 or when active fills it', () => {
     expect(planJob(always(), [v('a', 'unsynced')], 0, T0).dispatch).toEqual([]);
     expect(planJob(always(), [v('a', 'active'), v('b', 'active'), v('c', 'unsynced')], 2, T0).dispatch).toEqual([]);
