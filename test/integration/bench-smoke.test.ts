@@ -25,7 +25,7 @@ describe('benchmark harness (smoke)', () => {
 
   it('runs the scale simulation on a few nodes and the comparison from its figures', async () => {
     const results = join(dir, 'results.jsonl');
-    const sim = await node('test/sim/scale.js', [envJson], { SIM_NODES: '8', SIM_JOBS: '3', SIM_PARALLELISM: '4', SIM_PULL_DELAY_MS: '50', BENCH_RESULTS: results });
+    const sim = await node('test/sim/scale.js', [envJson], { SIM_NODES: '8', SIM_JOBS: '3', SIM_PARALLELISM: '4', SIM_PULL_DELAY_MS: '50', SIM_REST_SECONDS: '5', BENCH_RESULTS: results });
     if (sim.code !== 0) console.error(sim.out);
     expect(sim.code).toBe(0);
     expect(sim.out).toContain('## Scale simulation: 8 simulated nodes');
@@ -43,6 +43,9 @@ describe('benchmark harness (smoke)', () => {
     expect(figures.get('simFanoutRatio')).toBeGreaterThan(0);
     // The machine's CPU during the jobs (every process, from /proc/stat), split by who used it.
     expect(figures.get('simMachineCpuPercent')).toBeGreaterThan(0);
+    // The window at rest opens only once the deleted jobs' images have left every NodeImage.
+    expect(sim.out).toMatch(/\| the deleted jobs' images gone from every NodeImage .* \| \d+\.\d s; 0 \| \|/);
+    expect(sim.out).toMatch(/\| at rest \(0\.1 min, from 10 s after that\): watch requests per daemon per 5 min \| \d+\.\d\d \| ≤ 1 \|/);
     expect(sim.out).toMatch(/\| CPU during the jobs, in % of a core \(the machine has \d+\): .* \| (\d+)%; (\d+)%; (\d+)%; (\d+)%; -?(\d+)% \| \|/);
 
     const cmp = await node('hack/bench/compare.js', [results], {});

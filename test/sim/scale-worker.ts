@@ -50,6 +50,8 @@ export interface WorkerStats {
   refreshLists: number;
   rssMiB: number;
   images: Record<string, ImageTimes>;
+  /** Daemons whose NodeImage still names an image in its spec or status. */
+  holding: number;
 }
 
 export type ToWorker = { type: 'start'; envKubeconfig: string; names: string[]; pullDelayMs: number } | { type: 'stats' } | { type: 'stop' };
@@ -170,6 +172,7 @@ function stats(): WorkerStats {
     refreshLists,
     rssMiB: rssMiB('self'),
     images: Object.fromEntries(images),
+    holding: daemons.filter((d) => d.nodeImageInformer.list().some((ni) => Object.keys({ ...ni.spec?.images, ...ni.status?.imageStatuses }).length > 0)).length,
   };
 }
 

@@ -136,10 +136,11 @@ interface Totals {
   refreshLists: number;
   rssMiB: number;
   images: Map<string, ImageTimes>;
+  holding: number;
 }
 async function totals(): Promise<Totals> {
   const all = (await Promise.all(workers.map((w) => ask(w, { type: 'stats' }, 'stats')))).map((m) => m.stats);
-  const out: Totals = { requests: new Map(), openWatches: 0, peakOpenWatches: 0, watchEnds: { timeout: 0, early: 0, error: 0 }, lists: 0, relistsAfterGone: 0, refreshWatches: 0, refreshLists: 0, rssMiB: 0, images: new Map() };
+  const out: Totals = { requests: new Map(), openWatches: 0, peakOpenWatches: 0, watchEnds: { timeout: 0, early: 0, error: 0 }, lists: 0, relistsAfterGone: 0, refreshWatches: 0, refreshLists: 0, rssMiB: 0, images: new Map(), holding: 0 };
   for (const s of all) {
     for (const [k, v] of Object.entries(s.requests)) out.requests.set(k, (out.requests.get(k) ?? 0) + v);
     out.openWatches += s.openWatches;
@@ -152,6 +153,7 @@ async function totals(): Promise<Totals> {
     out.refreshWatches += s.refreshWatches;
     out.refreshLists += s.refreshLists;
     out.rssMiB += s.rssMiB;
+    out.holding += s.holding;
     for (const [image, t] of Object.entries(s.images)) {
       const cur = out.images.get(image);
       out.images.set(
@@ -237,13 +239,14 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
       }),
     ),
   );
+  const jobNames = created.map((j) => j.metadata?.name ?? '');
   const statusSeen = new Map<string, number>();
   for (;;) {
     peak = Math.max(peak, rssMiB(managerPid));
     if (apiServerPid) apiPeak = Math.max(apiPeak, rssMiB(apiServerPid));
-    const now = await Promise.all(created.map((j) => jobs.get(NS, j.metadata?.name ?? '')));
-    for (const j of now) if (j.status?.startTime && !statusSeen.has(j.metadata?.name ?? '')) statusSeen.set(j.metadata?.name ?? '', Date.now());
-    if (now.every((j) => j.status?.completionTime !== undefined)) break;
+    const now = await Promise.all(jobNames.map(async (name) => ({ name, job: await jobs.get(NS, name) })));
+    for (const { name, job } of now) if (job.status?.startTime && !statusSeen.has(name)) statusSeen.set(name, Date.now());
+    if (now.every(({ job }) => job.status?.completionTime !== undefined)) break;
     await sleep(1000);
   }
   const seconds = (Date.now() - start) / 1000;
@@ -252,13 +255,13 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const machineCpu = (machineCpuMs() - machine0) / 1000;
   const workersCpu = workersCpuSeconds() - workers0;
   const after = await totals();
-  const times = created.map((j) => after.images.get(`sim.local/${j.metadata?.name ?? ''}`));
+  const times = jobNames.map((name) => after.images.get(`sim.local/${name}`));
   const fanoutSeconds = Math.max(...times.map((t) => ((t?.seenLast ?? start) - start) / 1000));
   const lastStatusSeconds = Math.max(...times.map((t) => ((t?.doneLast ?? start) - start) / 1000));
   const audited = auditEntries(env.auditLog, auditFrom, '"nodeimages"');
   const written = managerNodeImageWrites(audited, new Set(names), N * n);
   const managerWatch = managerWatchGaps(audited, 'nodeimages');
-  for (const j of created) await jobs.delete(NS, j.metadata?.name ?? '').catch(() => undefined);
+  for (const name of jobNames) await jobs.delete(NS, name).catch(() => undefined);
   const firstStatusSeconds = (Math.max(...statusSeen.values()) - start) / 1000;
   return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, fanoutSeconds, lastStatusSeconds, firstStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak, machineCpu, workersCpu };
 }
@@ -274,7 +277,14 @@ say(`${JOBS} jobs: ${many.seconds.toFixed(1)} s`);
 
 // At rest: no job runs; what the daemons ask of the API server and what the manager holds.
 let rest: { seconds: number; watchesPer5MinPerDaemon: number; managerRssMiB: number; managerCpuPercent: number; apiCpuPercent: number } | undefined;
+const tagsGone = { seconds: 0, stillHolding: 0 };
 if (REST_SECONDS > 0) {
+  // The deleted jobs' tags leave every NodeImage first (the manager's spec writes, then the daemons'
+  // status writes); those writes end watches too, so the window opens once no daemon holds an image.
+  const c0 = Date.now();
+  while ((tagsGone.stillHolding = (await totals()).holding) > 0 && Date.now() - c0 < 15 * 60_000) await sleep(5000);
+  tagsGone.seconds = (Date.now() - c0) / 1000;
+  say(`the deleted jobs' images left NodeImages in ${tagsGone.seconds.toFixed(1)} s (${tagsGone.stillHolding} still hold one)`);
   await sleep(10_000);
   const r0 = await totals();
   const cpu0 = cpuSeconds(managerPid);
@@ -362,7 +372,8 @@ console.log(
 );
 console.log(`| API server log: watchers closed as unresponsive; "too old resource version" | ${closedUnresponsive}; ${tooOld} | |`);
 if (rest) {
-  console.log(`| at rest (${f(rest.seconds / 60)} min): watch requests per daemon per 5 min | ${f(rest.watchesPer5MinPerDaemon, 2)} | ≤ 1 |`);
+  console.log(`| the deleted jobs' images gone from every NodeImage (spec and status), after the jobs were deleted; NodeImages still holding one when the wait gave up (15 min) | ${f(tagsGone.seconds)} s; ${tagsGone.stillHolding} | |`);
+  console.log(`| at rest (${f(rest.seconds / 60)} min, from 10 s after that): watch requests per daemon per 5 min | ${f(rest.watchesPer5MinPerDaemon, 2)} | ≤ 1 |`);
   console.log(`| at rest: manager RSS; manager CPU; API server CPU | ${f(rest.managerRssMiB, 0)} MiB; ${f(rest.managerCpuPercent)}% of a core; ${f(rest.apiCpuPercent)}% | |`);
 }
 console.log(`| NodeImage status writes per node per tag (one job; ${JOBS} jobs) | ${f(one.writes / N, 2)}; ${f(many.writes / (N * JOBS), 2)} | ≤ 3 |`);
