@@ -9,6 +9,14 @@ bench_environment bench 2000
 out=$(mktemp)
 export BENCH_RESULTS=$(mktemp)
 began=$(date +%s)
+# Each benchmark's own time goes to the log, so a run over its budget shows which one grew.
+timed() {
+  local t=$(date +%s)
+  "$@"
+  local rc=$?
+  log "$(basename "${@: -2:1}" .js): $(( $(date +%s) - t )) s"
+  return $rc
+}
 {
   echo "# kruise-ts benchmarks"
   echo
@@ -17,23 +25,23 @@ began=$(date +%s)
   echo "- machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r), node $(node --version)"
   echo "- runs per figure: ${BENCH_RUNS:-5}; figures are median (min–max)"
   echo
-  node dist/hack/bench/cri-pull.js "$envjson"
-  node dist/hack/bench/pull-path.js "$envjson"
-  node dist/hack/bench/startup.js "$envjson"
-  node dist/hack/bench/crr.js "$envjson"
+  timed node dist/hack/bench/cri-pull.js "$envjson"
+  timed node dist/hack/bench/pull-path.js "$envjson"
+  timed node dist/hack/bench/startup.js "$envjson"
+  timed node dist/hack/bench/crr.js "$envjson"
   # The installation as processes pointed the CRR CRD's conversion webhook at its URL; kubectl apply
   # would merge the Service beside it (both set: refused). The CRDs start from deploy/ again.
   node dist/hack/install-crds.js "$envjson" >&2
-  node dist/hack/bench/install.js "$envjson"
+  timed node dist/hack/bench/install.js "$envjson"
   # Its kubectl delete -k took the CRDs with it.
   node dist/hack/install-crds.js "$envjson" >&2
   # The scale simulation drives the installed manager, as a cluster would, with the API budget a
   # cluster of that size gives it (the same as manager-scale's).
   node dist/hack/kruise.js up "$envjson" --rest-config-qps 1000 --rest-config-burst 2000 >&2
-  SIM_NODES=${SIM_NODES:-600} SIM_JOBS=${SIM_JOBS:-3} node dist/test/sim/scale.js "$envjson"
+  SIM_NODES=${SIM_NODES:-600} SIM_JOBS=${SIM_JOBS:-3} timed node dist/test/sim/scale.js "$envjson"
   node dist/hack/kruise.js down "$envjson" >&2
   # Last: its thousands of objects are left to the teardown below.
-  BENCH_KEEP_OBJECTS=1 node dist/hack/bench/manager-scale.js "$envjson"
+  BENCH_KEEP_OBJECTS=1 timed node dist/hack/bench/manager-scale.js "$envjson"
   node dist/hack/bench/compare.js "$BENCH_RESULTS"
   echo "Whole run: $(( ($(date +%s) - began + 30) / 60 )) min on this machine (npm run bench: build, environment, every benchmark)."
 } | tee "$out"
