@@ -1,7 +1,7 @@
 // ContainerRecreateRequest status rules shared by the daemon and the manager: when a CRR counts as
 // finished, what its completed status says, and how the manager's container-status snapshot reads.
 import { CRR_PHASE_COMPLETED, CRR_PHASE_FAILED, CRR_PHASE_SUCCEEDED } from './enums.js';
-import { CRR_DAEMON_RESPONSE_TIMEOUT_SECONDS, DEFAULT_CRR_TERMINATION_GRACE_SECONDS, MIN_CRR_STOP_GRACE_SECONDS } from './limits.js';
+import { CRI_STOP_RUNTIME_TIMEOUT_SECONDS, CRR_DAEMON_RESPONSE_TIMEOUT_SECONDS, DEFAULT_CRR_TERMINATION_GRACE_SECONDS, MIN_CRR_STOP_GRACE_SECONDS } from './limits.js';
 import { formatTime, timeMs } from './time.js';
 import type {
   ContainerRecreateRequest,
@@ -40,9 +40,10 @@ export function crrStopsInFlight(crr: ContainerRecreateRequest): string[] {
 
 /** When the deadline passed with stops in flight, how long after it the daemon's report is awaited. */
 export function crrDeadlineStopReportMs(crr: ContainerRecreateRequest): number {
-  // The whole stop (preStop within the grace, then at least the smallest stop grace), and the
-  // daemon's response time for the kubelet's restart and the status write.
-  return (crrStopGraceSeconds(crr) + MIN_CRR_STOP_GRACE_SECONDS + CRR_DAEMON_RESPONSE_TIMEOUT_SECONDS) * 1000;
+  // The whole stop (preStop within the grace, then at least the smallest stop grace, and the time
+  // the runtime may take to answer), and the daemon's response time for the kubelet's restart and
+  // the status write.
+  return (crrStopGraceSeconds(crr) + MIN_CRR_STOP_GRACE_SECONDS + CRI_STOP_RUNTIME_TIMEOUT_SECONDS + CRR_DAEMON_RESPONSE_TIMEOUT_SECONDS) * 1000;
 }
 
 /**

@@ -23,6 +23,15 @@ export const CRR_DAEMON_RESPONSE_TIMEOUT_SECONDS = 60;
 export const DEFAULT_CRR_TERMINATION_GRACE_SECONDS = 30;
 /** StopContainer never gets less than this, whatever the grace period says. */
 export const MIN_CRR_STOP_GRACE_SECONDS = 2;
+/**
+ * How long the runtime may take beyond the grace period to answer StopContainer: the kubelet's
+ * --runtime-request-timeout default, which it adds to the grace period for this call (kubernetes
+ * pkg/kubelet/cri/remote/remote_runtime.go, StopContainer). containerd answers a stop only once it
+ * has handled the container's exit, one exit at a time: with 25 containers stopped at once on a busy
+ * node the last answers came after more than 30 s, and a shorter deadline gave up on stops that
+ * were going through and sent them again.
+ */
+export const CRI_STOP_RUNTIME_TIMEOUT_SECONDS = 120;
 
 /** Always jobs: extra TTL the NodeImage tag keeps after the job's own TTL (plus up to 300s jitter). */
 export const ALWAYS_NODE_IMAGE_TTL_EXTRA_SECONDS = 300;

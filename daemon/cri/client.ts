@@ -8,6 +8,7 @@ import type { AuthConfig } from '../../proto/gen/runtime/v1/AuthConfig.js';
 import type { PodSandboxConfig } from '../../proto/gen/runtime/v1/PodSandboxConfig.js';
 import { contentProto, criProto } from './proto.js';
 import { CriError, notInitialized, toCriError } from './errors.js';
+import { CRI_STOP_RUNTIME_TIMEOUT_SECONDS } from '../../api/limits.js';
 
 type In<M> = M extends MethodDefinition<infer Req, infer _Res, infer _OReq, infer _ORes> ? Req : never;
 type Out<M> = M extends MethodDefinition<infer _Req, infer _Res, infer _OReq, infer ORes> ? ORes : never;
@@ -163,7 +164,7 @@ export class CriClient {
     await this.runtime(
       'StopContainer',
       { container_id: containerId, timeout: String(graceSeconds) },
-      { timeoutMs: (graceSeconds + 30) * 1000, ...opts },
+      { timeoutMs: (graceSeconds + CRI_STOP_RUNTIME_TIMEOUT_SECONDS) * 1000, ...opts },
     );
   }
 

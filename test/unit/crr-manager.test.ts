@@ -121,12 +121,13 @@ describe('manager plan: running CRRs', () => {
     });
   });
 
-  it('past the deadline waits for the report of a stop the daemon began, up to the stop grace and the response time', () => {
+  it('past the deadline waits for the report of a stop the daemon began, up to the stop grace, the runtime timeout and the response time', () => {
     const inFlight = crr({ deadline: 20, annotations: emptySync, status: { phase: 'Recreating', containerRecreateStates: [{ name: 'a', phase: 'Recreating', isKilled: true }] } });
     inFlight.spec.strategy = { ...inFlight.spec.strategy, terminationGracePeriodSeconds: 30 };
-    // 20 s deadline + 30 s grace + 2 s smallest stop grace + 60 s response time.
-    expect(plan(inFlight, pod(), 20)).toEqual({ type: 'done', requeueAfterMs: 92_100 });
-    const late = plan(inFlight, pod(), 112);
+    // 20 s deadline + 30 s grace + 2 s smallest stop grace + 120 s for the runtime to answer + 60 s response time.
+    expect(plan(inFlight, pod(), 20)).toEqual({ type: 'done', requeueAfterMs: 212_100 });
+    expect(plan(inFlight, pod(), 231).type).toBe('done');
+    const late = plan(inFlight, pod(), 232);
     expect(late.type === 'complete' && late.status.containerRecreateStates?.[0]).toEqual({ name: 'a', phase: 'Failed', message: MESSAGE_CRR_DEADLINE_EXCEEDED, isKilled: true });
   });
 
