@@ -27,9 +27,9 @@ export const MIN_CRR_STOP_GRACE_SECONDS = 2;
  * How long the runtime may take beyond the grace period to answer StopContainer: the kubelet's
  * --runtime-request-timeout default, which it adds to the grace period for this call (kubernetes
  * pkg/kubelet/cri/remote/remote_runtime.go, StopContainer). containerd answers a stop only once it
- * has handled the container's exit, one exit at a time: with 25 containers stopped at once on a busy
- * node the last answers came after more than 30 s, and a shorter deadline gave up on stops that
- * were going through and sent them again.
+ * has handled the container's exit: with 25 containers stopped at once on a busy 2-core node some
+ * answers took longer than 30 s, and a 30 s deadline gave up on stops that were going through and
+ * sent them again.
  */
 export const CRI_STOP_RUNTIME_TIMEOUT_SECONDS = 120;
 

@@ -31,8 +31,8 @@ let root: winston.Logger | undefined;
  * winston timestamps and serialises every message, and only then does its transport drop the ones
  * below the level: a daemon at `--log-level warn` still serialised its two info lines per pull (25 ms
  * of CPU over 200 pulls in a CPU profile of the pull-path benchmark). A message below the level now
- * stops before any of that. Child loggers
- * inherit these methods, so the check reads the root's level at the time of the call.
+ * stops before any of that. Child loggers inherit these methods, so the check reads the root's
+ * level at the time of the call.
  */
 function skipDisabledLevels(logger: winston.Logger): void {
   const proto = Object.getPrototypeOf(logger) as Record<LogLevel, (this: winston.Logger, ...args: unknown[]) => winston.Logger>;
