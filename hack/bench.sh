@@ -43,7 +43,7 @@ timed() {
   # Last: its thousands of objects are left to the teardown below.
   BENCH_KEEP_OBJECTS=1 timed node dist/hack/bench/manager-scale.js "$envjson"
   node dist/hack/bench/compare.js "$BENCH_RESULTS"
-  echo "Whole run: $(( ($(date +%s) - began + 30) / 60 )) min on this machine (npm run bench: build, environment, every benchmark)."
+  echo "Whole run: $(( ($(date +%s) - began + 30) / 60 )) min on this machine (npm run bench: every benchmark; the build and the environment before them not counted)."
 } | tee "$out"
 rm -f "$BENCH_RESULTS"
 # A section this run did not write (bench:soak's, bench:scale's, a measurement recorded by hand with
