@@ -34,9 +34,10 @@ let root: winston.Logger | undefined;
  * stops before any of that. Child loggers inherit these methods, so the check reads the root's
  * level at the time of the call.
  */
+type LevelMethods = Record<LogLevel, (this: winston.Logger, ...args: unknown[]) => winston.Logger>;
 function skipDisabledLevels(logger: winston.Logger): void {
-  const proto = Object.getPrototypeOf(logger) as Record<LogLevel, (this: winston.Logger, ...args: unknown[]) => winston.Logger>;
-  const methods = logger as unknown as Record<LogLevel, (this: winston.Logger, ...args: unknown[]) => winston.Logger>;
+  const proto = Object.getPrototypeOf(logger) as LevelMethods;
+  const methods = logger as unknown as LevelMethods;
   for (const level of levels) {
     const write = proto[level];
     methods[level] = function (this: winston.Logger, ...args: unknown[]): winston.Logger {
