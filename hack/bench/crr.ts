@@ -220,6 +220,12 @@ try {
       await sleep(300);
     }
     rows.push(row('one CRR at a time', sequential));
+    // The burst's calls per CRR are the change in the daemons' metrics over it: the last sequential
+    // CRRs' StopContainer calls (counted when they return, once the container exited) and status
+    // writes would otherwise land in it.
+    if (!(await eventuallyTrue(async () => (await completed(new Set(seqNames))).done === seqNames.length, 120_000, 500))) {
+      throw new Error('the sequential CRRs did not complete within 120 s');
+    }
     const b = await runBurst(burstNames, inst);
     rows.push(row(`${burst} CRRs on ${burst} pods at once`, b.latency));
     rows.push(row(`… of which in the daemon (its watch delivered the CRR → StopContainer)`, b.inDaemon));
