@@ -111,7 +111,6 @@ async function waitHttp(url: string, pid: number, log: string, timeoutMs = 60_00
   }
 }
 
-/** A kubeconfig like the admin one, authenticating with a ServiceAccount's token. */
 /** A kubeconfig at `out` with the admin's server and CA and `token` as its only credential. */
 export function withToken(adminKubeconfig: string, token: string, out: string): void {
   const kc = load(readFileSync(adminKubeconfig, 'utf8')) as { users?: Array<{ name: string; user: Record<string, unknown> }> };
@@ -141,6 +140,7 @@ export async function restartManager(env: LocalEnv, managerExtra: string[] = [])
 
 /** deploy/'s namespaces, RBAC, ServiceAccounts, webhook Secret and configurations, and the tokens. */
 export async function install(env: LocalEnv): Promise<void> {
+  mkdirSync(dir(env), { recursive: true });
   const rest = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
   try {
     await apply(rest, render(join(deployDir(), 'base')).filter((o) => o.kind !== undefined && o.kind in applicable));
@@ -154,7 +154,6 @@ export async function install(env: LocalEnv): Promise<void> {
 
 /** Starts the manager, then a daemon per node (with `daemonExtra` flags), and waits until all are ready. */
 export async function up(env: LocalEnv, daemonExtra: string[] = [], managerExtra: string[] = []): Promise<Installation> {
-  mkdirSync(dir(env), { recursive: true });
   await install(env);
   const o = portOffset(env);
   const mlog = join(dir(env), 'manager.log');
