@@ -26,6 +26,7 @@ export function errorFields(err: unknown): Record<string, unknown> {
 }
 
 let root: winston.Logger | undefined;
+type LevelMethods = Record<LogLevel, (this: winston.Logger, ...args: unknown[]) => winston.Logger>;
 
 /**
  * winston timestamps and serialises every message, and only then does its transport drop the ones
@@ -34,7 +35,6 @@ let root: winston.Logger | undefined;
  * stops before any of that. Child loggers inherit these methods, so the check reads the root's
  * level at the time of the call.
  */
-type LevelMethods = Record<LogLevel, (this: winston.Logger, ...args: unknown[]) => winston.Logger>;
 function skipDisabledLevels(logger: winston.Logger): void {
   const proto = Object.getPrototypeOf(logger) as LevelMethods;
   const methods = logger as unknown as LevelMethods;
