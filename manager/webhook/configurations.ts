@@ -1,5 +1,6 @@
 import { GROUP, PLURAL_CONTAINER_RECREATE_REQUESTS, PLURAL_IMAGE_LIST_PULL_JOBS, PLURAL_IMAGE_PULL_JOBS, PLURAL_NODE_IMAGES, VERSION_V1ALPHA1, VERSION_V1BETA1 } from '../../api/group-version.js';
 import { DEFAULT_KRUISE_NAMESPACE, DEFAULT_WEBHOOK_SERVICE, MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_NAME_SUFFIX } from '../../api/installation.js';
+import { covers } from '../../kube/covers.js';
 import { ApiError } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { Resource, type ResourceType } from '../../kube/resource.js';
@@ -93,7 +94,7 @@ async function upsert(res: Resource<WebhookConfiguration>, desired: WebhookConfi
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
       const cur = await res.get(undefined, desired.metadata?.name ?? '');
-      if (JSON.stringify(cur.webhooks) === JSON.stringify(desired.webhooks)) return;
+      if (covers(cur.webhooks, desired.webhooks)) return;
       await res.update({ ...cur, webhooks: desired.webhooks ?? [] });
       return;
     } catch (err) {

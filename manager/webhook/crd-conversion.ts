@@ -4,6 +4,7 @@
 // needs none), and never the strategy itself.
 import { CONTAINER_RECREATE_REQUEST_RESOURCE } from '../../api/group-version.js';
 import type { KubeObject } from '../../api/types/common.js';
+import { covers } from '../../kube/covers.js';
 import { core, Resource } from '../../kube/resource.js';
 import type { RestClient } from '../../kube/rest.js';
 import { updateWithRetry } from '../../kube/write.js';
@@ -35,7 +36,7 @@ export async function injectCrrConversion(rest: RestClient, target: WebhookTarge
       return undefined;
     }
     outcome = 'configured';
-    if (JSON.stringify(conversion.webhook?.clientConfig) === JSON.stringify(clientConfig)) return undefined;
+    if (covers(conversion.webhook?.clientConfig, clientConfig)) return undefined;
     return { ...crd, spec: { ...crd.spec, conversion: { ...conversion, webhook: { conversionReviewVersions: ['v1'], ...conversion.webhook, clientConfig } } } };
   });
   return outcome;
