@@ -16,9 +16,11 @@ cd "$(dirname "$0")/.."
 # manager then gives a tag 1 minute, not 10, before failing it as "node has not responded": a slow
 # run measured those retries instead of the fan-out. The run's Nodes stay as created, as healthy ones.
 export KRUISE_TS_KCM_CONTROLLERS='*,-nodelifecycle'
+# The commit the build came from: a commit made while the run goes on must not be named as its source.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 bench_environment scale 3500
 run_line() {
-  echo "Run: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(( ($(date +%s) - $1 + 30) / 60 )) min$2"
+  echo "Run: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $commit, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(( ($(date +%s) - $1 + 30) / 60 )) min$2"
 }
 section=$(mktemp)
 # First, on the empty cluster: it runs a manager of its own and removes its thousands of objects
