@@ -36,7 +36,7 @@ cat "$section"
 node dist/hack/kruise.js up "$envjson" --rest-config-qps 1000 --rest-config-burst 2000 >&2
 began=$(date +%s)
 {
-  SIM_TITLE="Full scale (npm run bench:scale)" SIM_NODES=${SIM_NODES:-5000} SIM_JOBS=${SIM_JOBS:-50} \
+  SIM_TITLE="Full scale (npm run bench:scale${KRUISE_TS_APISERVER_BIN:+, $(basename "$KRUISE_TS_APISERVER_BIN")})" SIM_NODES=${SIM_NODES:-5000} SIM_JOBS=${SIM_JOBS:-50} \
     SIM_REST_SECONDS=$(( ${SIM_REST_MINUTES:-30} * 60 )) node dist/test/sim/scale.js "$envjson"
   run_line "$began" "; kube-controller-manager ran without node lifecycle (the simulated Nodes send no heartbeats)."
 } > "$section"

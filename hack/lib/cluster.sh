@@ -128,7 +128,7 @@ rules:
 YAML
     port_free "$APISERVER_PORT" || die "port $APISERVER_PORT (kube-apiserver) is in use; set KRUISE_TS_PORT_OFFSET"
     start_daemon kube-apiserver "$KUBE_DIR/pids/kube-apiserver.pid" "$KUBE_DIR/logs/kube-apiserver.log" \
-      "$K8S_BIN_DIR/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_CLIENT_PORT" \
+      "$APISERVER_BIN" --etcd-servers "http://127.0.0.1:$ETCD_CLIENT_PORT" \
       --bind-address 0.0.0.0 --advertise-address "$API_IP" --secure-port "$APISERVER_PORT" --insecure-port 0 \
       --endpoint-reconciler-type none --cert-dir "$p" --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" \
       --client-ca-file "$p/ca.crt" --token-auth-file "$p/tokens.csv" --authorization-mode "${KRUISE_TS_AUTHZ:-RBAC}" \

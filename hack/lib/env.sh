@@ -24,6 +24,8 @@ export KRUISE_TS_ENV KRUISE_TS_PORT_OFFSET ENV_DIR CACHE_DIR REG_OPEN REG_AUTH
 
 # The local Kubernetes cluster (control plane + real kubelet nodes, each with its own containerd).
 K8S_BIN_DIR=$CACHE_DIR/k8s-1.20.2/bin
+# Another kube-apiserver build for the scale benchmark's comparison (hack/build-kube.sh --watch-chan-size).
+APISERVER_BIN=${KRUISE_TS_APISERVER_BIN:-$K8S_BIN_DIR/kube-apiserver}
 KUBE_DIR=$ENV_DIR/kube
 NODES=${KRUISE_TS_NODES:-2}
 # kube-controller-manager's controllers; the scale benchmark turns node lifecycle off (bench-scale.sh).

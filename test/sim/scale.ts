@@ -11,7 +11,7 @@
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import pLimit from 'p-limit';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
@@ -38,6 +38,8 @@ const DELAY = Number(process.env['SIM_PULL_DELAY_MS'] ?? 1000);
 const WORKERS = Math.max(1, Number(process.env['SIM_WORKERS'] ?? Math.ceil(N / 1000)));
 const REST_SECONDS = Number(process.env['SIM_REST_SECONDS'] ?? 0);
 const TITLE = process.env['SIM_TITLE'] ?? 'Scale simulation';
+// A run against another kube-apiserver build (hack/build-kube.sh --watch-chan-size) names it.
+const APISERVER_BIN = process.env['KRUISE_TS_APISERVER_BIN'];
 rootLogger('error');
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -349,7 +351,7 @@ record('simMachineCpuPercent', percentOfRun(machineCpu));
 const f = (x: number, d = 1): string => x.toFixed(d);
 console.log(`## ${TITLE}: ${N} simulated nodes\n`);
 console.log(
-  `Each simulated node runs the real daemon code (NodeImage and CRR informers, queues, status writer) against the real API server, spread over ${WORKERS} worker process(es), with a simulated runtime answering pulls after ${DELAY} ms; the real kruise-manager drives the jobs. In the same run a plain client writes ${N} NodeImage specs and ${N} statuses (merge patches, 64 in flight) as fast as the API server accepts them: the limit. All on this one machine with its API server and etcd.\n`,
+  `Each simulated node runs the real daemon code (NodeImage and CRR informers, queues, status writer) against the real API server, spread over ${WORKERS} worker process(es), with a simulated runtime answering pulls after ${DELAY} ms; the real kruise-manager drives the jobs. In the same run a plain client writes ${N} NodeImage specs and ${N} statuses (merge patches, 64 in flight) as fast as the API server accepts them: the limit. All on this one machine with its API server${APISERVER_BIN ? ` (${basename(APISERVER_BIN)})` : ''} and etcd.\n`,
 );
 console.log('| measurement | value | target |\n| --- | --- | --- |');
 console.log(`| set-up: ${N} Nodes and ${2 * N} NodeImages created; the daemons started and synced | ${f(objectsSeconds)} s; ${f(startupSeconds)} s | |`);
