@@ -8,7 +8,7 @@
 // SIM_NODES (1000), SIM_JOBS (50), SIM_PARALLELISM (all nodes), SIM_PULL_DELAY_MS (1000),
 // SIM_WORKERS (one per 1,000 nodes), SIM_REST_SECONDS (0: how long to watch the cluster at rest),
 // SIM_TITLE (the section's heading).
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { basename, join } from 'node:path';
@@ -55,11 +55,11 @@ const { api: kruise } = await discoverKruise(admin);
 const nis = new Resource<NodeImage & KubeObject>(admin, kruise.nodeImages);
 const jobs = new Resource<ImagePullJob & KubeObject>(admin, kruise.imagePullJobs);
 const managerPid = (JSON.parse(readFileSync(join(env.envDir, 'kruise', 'installation.json'), 'utf8')) as { manager: { pid: number } }).manager.pid;
-// The environment's kube-apiserver, by the port it serves.
-const apiPort = new URL(env.apiServer).port;
+// The environment's kube-apiserver, by its pid file: the process is named after its build
+// (kube-apiserver-watch-chan-size with KRUISE_TS_APISERVER_BIN).
 const apiServerPid = ((): number | undefined => {
   try {
-    const pid = Number(execFileSync('pgrep', ['-f', `kube-apiserver .*--secure-port ${apiPort} `], { encoding: 'utf8' }).trim().split('\n')[0]);
+    const pid = Number(readFileSync(join(env.envDir, 'kube', 'pids', 'kube-apiserver.pid'), 'utf8').trim());
     return Number.isFinite(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
