@@ -70,13 +70,18 @@ if [ ! -f "$TREE/.kruise-ts-prepared" ]; then
   touch "$TREE/.kruise-ts-prepared"
 fi
 
+# build_binary CMD NAME: builds cmd/CMD in the tree and installs it as NAME.
+build_binary() {
+  ( cd "$TREE" && env -u GOFLAGS -u OUT_DIR GOPROXY=off CGO_ENABLED=0 HOME="${HOME:-/root}" \
+      make WHAT="cmd/$1" 2>&1 | sed -u "s/^/[make $2] /" ) >&2
+  cp "$TREE/_output/local/bin/linux/amd64/$1" "$K8S_BIN_DIR/.$2.tmp"
+  mv "$K8S_BIN_DIR/.$2.tmp" "$K8S_BIN_DIR/$2"
+}
+
 for b in "${missing[@]}"; do
   log "building $b (the first one takes ~6 min on 2 cores, the others 0.5-2 min)"
   start=$(date +%s)
-  ( cd "$TREE" && env -u GOFLAGS -u OUT_DIR GOPROXY=off CGO_ENABLED=0 HOME="${HOME:-/root}" \
-      make WHAT="cmd/$b" 2>&1 | sed -u "s/^/[make $b] /" ) >&2
-  cp "$TREE/_output/local/bin/linux/amd64/$b" "$K8S_BIN_DIR/.$b.tmp"
-  mv "$K8S_BIN_DIR/.$b.tmp" "$K8S_BIN_DIR/$b"
+  build_binary "$b" "$b"
   have_binary "$b" || die "$b was built but does not report v$K8S_VERSION"
   log "built $b in $(( $(date +%s) - start )) s"
 done
@@ -85,9 +90,6 @@ if [ "$want_variant" = true ]; then
   # The tree goes back to the package's source whatever happens: the plain binaries are built from it.
   ( cd "$TREE" && patch -s -p1 < "$PATCH_FILE" )
   trap '( cd "$TREE" && patch -s -R -p1 < "$PATCH_FILE" )' EXIT
-  ( cd "$TREE" && env -u GOFLAGS -u OUT_DIR GOPROXY=off CGO_ENABLED=0 HOME="${HOME:-/root}" \
-      make WHAT=cmd/kube-apiserver 2>&1 | sed -u "s/^/[make $VARIANT] /" ) >&2
-  cp "$TREE/_output/local/bin/linux/amd64/kube-apiserver" "$K8S_BIN_DIR/.$VARIANT.tmp"
-  mv "$K8S_BIN_DIR/.$VARIANT.tmp" "$K8S_BIN_DIR/$VARIANT"
+  build_binary kube-apiserver "$VARIANT"
 fi
 log "binaries in $K8S_BIN_DIR"
