@@ -114,7 +114,13 @@ describe('ContainerRecreateRequest execution', () => {
     await crrs.create(crrSpec(ns, 'multi', 'multi', ['a', 'b', 'c'], { failurePolicy: 'Ignore' }));
     const done = await completedCrr(crrs, ns, 'multi');
     expect(done.status?.containerRecreateStates?.map((s) => s.phase)).toEqual(['Succeeded', 'Succeeded', 'Succeeded']);
-    const after = await pods.get(ns, 'multi');
+    // The CRR completes on the containers' readiness; the kubelet can report a restart a moment
+    // before the old instance's termination (lastState) that the timing check reads.
+    const after = await eventually(async () => {
+      const pod = await pods.get(ns, 'multi');
+      for (const n of ['a', 'b', 'c']) expect(statusOf(pod, n).lastState?.terminated?.finishedAt).toBeDefined();
+      return pod;
+    }, 20_000);
     const finished = ['a', 'b', 'c'].map((n) => Date.parse(String(statusOf(after, n).lastState?.terminated?.finishedAt)));
     expect(['a', 'b', 'c'].map((n) => statusOf(after, n).restartCount)).toEqual([1, 1, 1]);
     expect(Math.max(...finished) - Math.min(...finished)).toBeLessThan(3_000);
