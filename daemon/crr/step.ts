@@ -78,8 +78,16 @@ export type Plan =
   /** Persist this completed status: the CRR is finished. */
   | { type: 'complete'; status: ContainerRecreateRequestStatus };
 
-/** While containers are being recreated the runtime is looked at this often even without events. */
+/** While the runtime's own view is what a plan waits for, it is looked at this often. */
 export const RECREATING_RECHECK_MS = 5_000;
+/**
+ * While a stopped container waits for the kubelet to bring it back and report it, the CRR changes
+ * when that happens (the manager writes the pod's report into its snapshot, and that update wakes
+ * the daemon): looking at the runtime in between cannot complete anything, so this timer only
+ * covers an update that never came. With the 5 s timer here, 50 CRRs at once cost 6.8
+ * ListContainers each, most of them while the kubelets were still reporting.
+ */
+export const KUBELET_REPORT_RECHECK_MS = 30_000;
 /** A timer fires this much after the moment it waits for, so the moment has surely passed. */
 const TIMER_SLACK_MS = 100;
 
@@ -210,7 +218,7 @@ function planContainers(crr: ContainerRecreateRequest, observed: ReadonlyMap<str
       return finish(crr, states, now, crrAbandonedMessage(a.c.name));
     }
     if (phase === CRR_PHASE_RECREATING) {
-      waitAtMost(a.waitMs ?? RECREATING_RECHECK_MS);
+      waitAtMost(a.waitMs ?? KUBELET_REPORT_RECHECK_MS);
       if (ordered) break;
       continue;
     }
@@ -238,6 +246,9 @@ function planContainers(crr: ContainerRecreateRequest, observed: ReadonlyMap<str
   }
   if (states.every((s) => isCrrContainerFinished(s))) return finish(crr, states, now, undefined);
   if (!sameStatus(crr.status, status)) return { type: 'write', status, reason: 'container states changed' };
+  // Past the deadline a stop's outcome is reported without waiting for readiness: look then.
+  const deadline = crr.spec.activeDeadlineSeconds;
+  if (deadline !== undefined && waitMs !== undefined) waitAtMost(Math.max(0, crrCreatedMs(crr) + deadline * 1000 - nowMs) + TIMER_SLACK_MS);
   return { type: 'wait', reason: 'containers recreating', requeueAfterMs: waitMs };
 }
 

@@ -10,7 +10,7 @@ import type {
 import { newerResourceVersion } from '../../kube/resource-version.js';
 import { pickCrr } from '../../daemon/crr/pick.js';
 import { resolvePort } from '../../daemon/crr/prestop.js';
-import { applyKillResults, planCrr, RECREATING_RECHECK_MS, type ObservedContainer, type Plan } from '../../daemon/crr/step.js';
+import { applyKillResults, KUBELET_REPORT_RECHECK_MS, planCrr, RECREATING_RECHECK_MS, type ObservedContainer, type Plan } from '../../daemon/crr/step.js';
 
 const T0 = Date.parse('2026-01-01T10:00:00Z');
 const at = (s: number): number => T0 + s * 1000;
@@ -172,10 +172,16 @@ describe('planCrr: one container', () => {
     expect(plan(stale, { a: { id: 'a1', running: false, attempt: 1 } }).type).toBe('wait');
   });
 
-  it('waits while the stopped container is exited or being created', () => {
+  it('waits for the kubelet to report the container back, which reaches it as a CRR update', () => {
     const c = crr({ phase: 'Recreating', states: [{ name: 'a', phase: 'Recreating', isKilled: true }] });
-    const p = expectType(plan(c, { a: exited('a') }), 'wait');
-    expect(p.requeueAfterMs).toBe(RECREATING_RECHECK_MS);
+    // The timer only covers an update that never came.
+    expect(expectType(plan(c, { a: exited('a') }), 'wait').requeueAfterMs).toBe(KUBELET_REPORT_RECHECK_MS);
+    expect(expectType(plan(c, { a: recreated('a') }), 'wait').requeueAfterMs).toBe(KUBELET_REPORT_RECHECK_MS);
+    // With a deadline it looks again once the deadline passed, when a stop's outcome is reported
+    // without waiting for the kubelet.
+    const bounded = crr({ deadline: 10, phase: 'Recreating', states: [{ name: 'a', phase: 'Recreating', isKilled: true }] });
+    expect(expectType(plan(bounded, { a: recreated('a') }, 4), 'wait').requeueAfterMs).toBe(6_100);
+    expect(expectType(plan(bounded, { a: recreated('a') }, 10), 'complete').status.containerRecreateStates).toEqual([{ name: 'a', phase: 'Succeeded', isKilled: true }]);
   });
 
   it('stays Recreating until the manager reports the new instance ready', () => {
