@@ -73,7 +73,9 @@ export function planCrrManager(crr: ContainerRecreateRequest, pod: Pod | undefin
   if (crr.status?.phase !== CRR_PHASE_RECREATING) return wait();
 
   const snapshot = recreatedContainerStatuses(crr, pod);
-  if (JSON.stringify(crr.status.containerStatusSnapshot ?? null) !== JSON.stringify(snapshot)) return { type: 'syncStatuses', value: snapshot };
+  // No snapshot yet reads as an empty one (upstream writes "[]" first, a write that tells the daemon
+  // nothing and wakes it for nothing).
+  if (JSON.stringify(crr.status.containerStatusSnapshot ?? []) !== JSON.stringify(snapshot)) return { type: 'syncStatuses', value: snapshot };
 
   if (crr.spec.strategy?.unreadyGracePeriodSeconds !== undefined && unreadyAcquiredAt(crr) === undefined) {
     // Without the readiness gate the pod cannot be made unready: the grace is a plain delay.

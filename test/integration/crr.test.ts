@@ -7,6 +7,7 @@ import { startInstalledDaemon, stopInstalledDaemon } from '../../hack/kruise.js'
 import { completedCrr, container, crrSpec, ignoresTerm, listeningPorts, podEvents, podSpec, pushBadStopSignalImage, resources, runningPod, statusOf, termHandling } from '../helpers/crr.js';
 import { spawnDaemon } from '../helpers/daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, startProxy } from '../helpers/kube.js';
+import { installation, scrape, sum } from '../helpers/manager.js';
 
 // ContainerRecreateRequests end to end through the installation the global setup runs (webhook,
 // manager controller, a daemon per node) on real kubelets: the daemon stops real containers and
@@ -85,6 +86,9 @@ describe('ContainerRecreateRequest execution', () => {
   it('recreates a single container: kill event, state, completion, active label removed', async () => {
     const before = await startPod(podSpec(ns, 'single', node1, [container('main', termHandling())]));
     const oldId = statusOf(before, 'main').containerID;
+    const daemonPort = installation().daemons.find((d) => d.node === node1)?.port ?? 0;
+    const runtimeLooks = async (): Promise<number> => sum(await scrape(daemonPort), 'kruise_daemon_cri_requests_total', { method: 'ListContainers' });
+    const looksBefore = await runtimeLooks();
     await crrs.create(crrSpec(ns, 'single', 'single', ['main']));
     const done = await completedCrr(crrs, ns, 'single');
     expect(done.status?.containerRecreateStates).toEqual([{ name: 'main', phase: 'Succeeded', isKilled: true }]);
@@ -97,6 +101,9 @@ describe('ContainerRecreateRequest execution', () => {
     expect(statusOf(after, 'main').lastState?.terminated?.exitCode).toBe(0);
     await eventually(async () => expect((await crrs.get(ns, 'single')).metadata?.labels?.[LABEL_CRR_ACTIVE]).toBeUndefined(), 20_000);
     expect((await crrs.get(ns, 'single')).metadata?.labels?.[LABEL_CRR_NODE_NAME]).toBe(node1);
+    // The daemon looked at the runtime before the stop, after it, and on the manager's report of the
+    // new instance; not on the echo of its own status write, nor on a timer while the kubelet worked.
+    expect((await runtimeLooks()) - looksBefore).toBeLessThanOrEqual(3);
     const killing = await podEvents(events, ns, 'single', 'Killing');
     expect(killing).toHaveLength(1);
     expect(killing[0]).toMatchObject({

@@ -132,10 +132,14 @@ describe('manager plan: running CRRs', () => {
   });
 
   it('feeds the daemon the containers started since the CRR was created', () => {
-    expect(plan(crr({ status: recreating }), pod())).toEqual({ type: 'syncStatuses', value: [] });
+    // Nothing recreated yet: no write of an empty snapshot, which would only wake the daemon.
+    expect(plan(crr({ status: recreating }), pod())).toEqual({ type: 'done' });
     const out = plan(crr({ status: recreating, annotations: emptySync }), pod({ started: { b: 2 } }));
     expect(out).toEqual({ type: 'syncStatuses', value: [{ name: 'b', ready: true, restartCount: 1, containerID: 'containerd://b1' }] });
     expect(plan(crr({ status: recreating, annotations: emptySync }), pod())).toEqual({ type: 'done' });
+    // A recreated container that stopped running again leaves the snapshot: the daemon must not count it.
+    const reported = { [ANNOTATION_CRR_SYNC_CONTAINER_STATUSES]: JSON.stringify([{ name: 'b', ready: true, restartCount: 1, containerID: 'containerd://b1' }]) };
+    expect(plan(crr({ status: recreating, annotations: reported }), pod())).toEqual({ type: 'syncStatuses', value: [] });
   });
 
   it('does not sync before the daemon says Recreating', () => {
