@@ -9,7 +9,7 @@
 // SIM_WORKERS (one per 1,000 nodes), SIM_REST_SECONDS (0: how long to watch the cluster at rest),
 // SIM_TITLE (the section's heading).
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { basename, join } from 'node:path';
 import pLimit from 'p-limit';
@@ -38,8 +38,6 @@ const DELAY = Number(process.env['SIM_PULL_DELAY_MS'] ?? 1000);
 const WORKERS = Math.max(1, Number(process.env['SIM_WORKERS'] ?? Math.ceil(N / 1000)));
 const REST_SECONDS = Number(process.env['SIM_REST_SECONDS'] ?? 0);
 const TITLE = process.env['SIM_TITLE'] ?? 'Scale simulation';
-// A run against another kube-apiserver build (hack/build-kube.sh --watch-chan-size) names it.
-const APISERVER_BIN = process.env['KRUISE_TS_APISERVER_BIN'];
 rootLogger('error');
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -55,12 +53,22 @@ const { api: kruise } = await discoverKruise(admin);
 const nis = new Resource<NodeImage & KubeObject>(admin, kruise.nodeImages);
 const jobs = new Resource<ImagePullJob & KubeObject>(admin, kruise.imagePullJobs);
 const managerPid = (JSON.parse(readFileSync(join(env.envDir, 'kruise', 'installation.json'), 'utf8')) as { manager: { pid: number } }).manager.pid;
-// The environment's kube-apiserver, by its pid file: the process is named after its build
-// (kube-apiserver-watch-chan-size with KRUISE_TS_APISERVER_BIN).
+// The environment's kube-apiserver, by its pid file: the process is named after its build.
 const apiServerPid = ((): number | undefined => {
   try {
     const pid = Number(readFileSync(join(env.envDir, 'kube', 'pids', 'kube-apiserver.pid'), 'utf8').trim());
     return Number.isFinite(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+// A run against another build (hack/build-kube.sh --watch-chan-size) names it: the binary the
+// running server was started from, whatever started the environment.
+const apiServerBuild = ((): string | undefined => {
+  if (apiServerPid === undefined) return undefined;
+  try {
+    const name = basename(readlinkSync(`/proc/${apiServerPid}/exe`));
+    return name === 'kube-apiserver' ? undefined : name;
   } catch {
     return undefined;
   }
@@ -351,7 +359,7 @@ record('simMachineCpuPercent', percentOfRun(machineCpu));
 const f = (x: number, d = 1): string => x.toFixed(d);
 console.log(`## ${TITLE}: ${N} simulated nodes\n`);
 console.log(
-  `Each simulated node runs the real daemon code (NodeImage and CRR informers, queues, status writer) against the real API server, spread over ${WORKERS} worker process(es), with a simulated runtime answering pulls after ${DELAY} ms; the real kruise-manager drives the jobs. In the same run a plain client writes ${N} NodeImage specs and ${N} statuses (merge patches, 64 in flight) as fast as the API server accepts them: the limit. All on this one machine with its API server${APISERVER_BIN ? ` (${basename(APISERVER_BIN)})` : ''} and etcd.\n`,
+  `Each simulated node runs the real daemon code (NodeImage and CRR informers, queues, status writer) against the real API server, spread over ${WORKERS} worker process(es), with a simulated runtime answering pulls after ${DELAY} ms; the real kruise-manager drives the jobs. In the same run a plain client writes ${N} NodeImage specs and ${N} statuses (merge patches, 64 in flight) as fast as the API server accepts them: the limit. All on this one machine with its API server${apiServerBuild !== undefined ? ` (${apiServerBuild})` : ''} and etcd.\n`,
 );
 console.log('| measurement | value | target |\n| --- | --- | --- |');
 console.log(`| set-up: ${N} Nodes and ${2 * N} NodeImages created; the daemons started and synced | ${f(objectsSeconds)} s; ${f(startupSeconds)} s | |`);
