@@ -12,6 +12,7 @@ import { WorkQueue, type Result } from '../../kube/workqueue.js';
 import type { CriClient } from '../cri/client.js';
 import type { DaemonMetrics } from '../metrics.js';
 import { killContainer } from './kill.js';
+import { RuntimeLooks } from './looks.js';
 import { observeContainers, podAddress } from './observe.js';
 import { pickCrr } from './pick.js';
 import { applyKillResults, planCrr, RECREATING_RECHECK_MS, sameStatus, splitContainerID, type Plan } from './step.js';
@@ -61,12 +62,7 @@ export class CrrExecutor {
   private readonly written = new Map<string, ContainerRecreateRequest>();
   /** When the daemon first saw each CRR, for the stop-latency metric. */
   private readonly firstSeen = new Map<string, number>();
-  /**
-   * Per CRR, the resourceVersion a plan looked at the runtime for and decided to wait on, and until
-   * when. A reconcile of the same version before then (the echo of the daemon's own status write,
-   * another CRR of the pod changing) would look at the runtime for nothing.
-   */
-  private readonly waiting = new Map<string, { resourceVersion: string; untilMs: number }>();
+  private readonly looks = new RuntimeLooks();
   /** Container IDs whose StopContainer this process saw succeed, until when they are not stopped again. */
   private readonly stopped = new Map<string, number>();
   private runtimeName: string | undefined;
@@ -93,7 +89,7 @@ export class CrrExecutor {
       delete: (crr) => {
         this.written.delete(objectKey(crr));
         this.firstSeen.delete(objectKey(crr));
-        this.waiting.delete(objectKey(crr));
+        this.looks.forget(objectKey(crr));
         this.queue.add(podKeyOf(crr));
       },
     });
@@ -154,14 +150,13 @@ export class CrrExecutor {
     let plan: Plan = planCrr({ crr, runtimeName, nowMs: Date.now() });
     const resourceVersion = crr.metadata?.resourceVersion ?? '';
     if (plan.type === 'observe') {
-      const waiting = this.waiting.get(key);
-      const now = Date.now();
-      if (waiting !== undefined && waiting.resourceVersion === resourceVersion && now < waiting.untilMs) return { requeueAfterMs: waiting.untilMs - now };
+      const pendingMs = this.looks.pendingMs(key, resourceVersion, Date.now());
+      if (pendingMs !== undefined) return { requeueAfterMs: pendingMs };
       const originals = new Map(crr.spec.containers.map((c) => [c.name, splitContainerID(c.statusContext?.containerID ?? '')?.id ?? '']));
-      const containers = await observeContainers(this.deps.cri, podUidOf(crr), originals, this.signal);
+      const startTimes = (crr.spec.strategy?.minStartedSeconds ?? 0) > 0;
+      const containers = await observeContainers(this.deps.cri, podUidOf(crr), originals, { startTimes, signal: this.signal });
       plan = planCrr({ crr, runtimeName, nowMs: Date.now(), containers });
-      if (plan.type === 'wait' && plan.requeueAfterMs !== undefined) this.waiting.set(key, { resourceVersion, untilMs: Date.now() + plan.requeueAfterMs });
-      else this.waiting.delete(key);
+      this.looks.planned(key, resourceVersion, plan, Date.now());
     }
     switch (plan.type) {
       case 'observe':

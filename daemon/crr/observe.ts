@@ -9,14 +9,15 @@ const CALL_TIMEOUT_MS = 10_000;
 
 /**
  * The newest instance (highest attempt, then latest created) of each container of the pod.
- * `originals` maps container names to the instance the CRR was created against: for running
- * instances other than those the start time is read too (minStartedSeconds needs it).
+ * `originals` maps container names to the instance the CRR was created against. With `startTimes`
+ * (a CRR with minStartedSeconds, the only reader) the start time of running instances other than
+ * those is read too: one ContainerStatus each, which ListContainers does not answer.
  */
 export async function observeContainers(
   cri: CriClient,
   podUid: string,
   originals: ReadonlyMap<string, string>,
-  signal?: AbortSignal,
+  { startTimes = false, signal }: { startTimes?: boolean; signal?: AbortSignal } = {},
 ): Promise<Map<string, ObservedContainer>> {
   const opts = { timeoutMs: CALL_TIMEOUT_MS, signal };
   const res = await cri.runtime('ListContainers', { filter: { label_selector: { [LABEL_POD_UID]: podUid } } }, opts);
@@ -32,7 +33,7 @@ export async function observeContainers(
   await Promise.all(
     [...newest].map(async ([name, c]) => {
       const o: ObservedContainer = { id: c.id, running: c.running, attempt: c.attempt };
-      if (c.running && originals.get(name) !== c.id) {
+      if (startTimes && c.running && originals.get(name) !== c.id) {
         const st = await cri.runtime('ContainerStatus', { container_id: c.id, verbose: false }, opts);
         const startedNs = BigInt(st.status?.started_at || '0');
         if (startedNs > 0n) o.startedAtMs = Number(startedNs / 1_000_000n);

@@ -45,7 +45,7 @@ export interface ObservedContainer {
   running: boolean;
   /** The kubelet's attempt number, which is its restartCount. */
   attempt: number;
-  /** When it started (ms since the epoch); known for running instances other than the original. */
+  /** When it started (ms since the epoch); read for running instances other than the original, and only for a CRR with minStartedSeconds. */
   startedAtMs?: number;
 }
 

@@ -44,6 +44,12 @@ describe('CRI runtime service with a host-network pod on real containerd', () =>
       );
       expect(seen.map((m) => m.get('listed')?.id)).toEqual(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? mine : theirs)));
       expect(seen.every((m) => m.get('listed')?.running === true && m.size === 1)).toBe(true);
+      // A running instance other than the CRR's original has its start time read only when asked for
+      // (minStartedSeconds): the one ContainerStatus call an observation may add.
+      const replaced = new Map([['listed', 'the-original']]);
+      expect((await observeContainers(cri, uid(sandbox), replaced)).get('listed')?.startedAtMs).toBeUndefined();
+      const startedAtMs = (await observeContainers(cri, uid(sandbox), replaced, { startTimes: true })).get('listed')?.startedAtMs ?? 0;
+      expect(Math.abs(Date.now() - startedAtMs)).toBeLessThan(60_000);
       await cri.stopContainer(mine, 0);
       const after = await observeContainers(cri, uid(sandbox), new Map([['listed', mine]]));
       expect(after.get('listed')).toMatchObject({ id: mine, running: false });

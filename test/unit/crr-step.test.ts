@@ -10,6 +10,7 @@ import type {
 import { newerResourceVersion } from '../../kube/resource-version.js';
 import { pickCrr } from '../../daemon/crr/pick.js';
 import { resolvePort } from '../../daemon/crr/prestop.js';
+import { RuntimeLooks } from '../../daemon/crr/looks.js';
 import { applyKillResults, KUBELET_REPORT_RECHECK_MS, planCrr, RECREATING_RECHECK_MS, type ObservedContainer, type Plan } from '../../daemon/crr/step.js';
 
 const T0 = Date.parse('2026-01-01T10:00:00Z');
@@ -363,5 +364,31 @@ describe('helpers', () => {
     expect(resolvePort('http', ports)).toBe(8080);
     expect(resolvePort('grpc', ports)).toBeUndefined();
     expect(resolvePort(0, ports)).toBeUndefined();
+  });
+});
+
+describe('RuntimeLooks', () => {
+  const wait: Plan = { type: 'wait', reason: 'containers recreating', requeueAfterMs: 30_000 };
+
+  it('holds off a second look at the same version until the wait planned on it is over', () => {
+    const looks = new RuntimeLooks();
+    looks.planned('ns/r', '7', wait, at(0));
+    // The echo of the daemon's own write: same version, nothing new to see.
+    expect(looks.pendingMs('ns/r', '7', at(1))).toBe(29_000);
+    // The manager's report is a new version; the timer's moment is due.
+    expect(looks.pendingMs('ns/r', '8', at(1))).toBeUndefined();
+    expect(looks.pendingMs('ns/r', '7', at(30))).toBeUndefined();
+    expect(looks.pendingMs('ns/other', '7', at(1))).toBeUndefined();
+    looks.forget('ns/r');
+    expect(looks.pendingMs('ns/r', '7', at(1))).toBeUndefined();
+  });
+
+  it('holds off nothing after a plan that acts, or waits without a timer', () => {
+    const looks = new RuntimeLooks();
+    looks.planned('ns/r', '7', wait, at(0));
+    looks.planned('ns/r', '7', { type: 'write', status: {}, reason: 'container states changed' }, at(0));
+    expect(looks.pendingMs('ns/r', '7', at(1))).toBeUndefined();
+    looks.planned('ns/r', '7', { type: 'wait', reason: 'unready grace: waiting for the manager' }, at(0));
+    expect(looks.pendingMs('ns/r', '7', at(1))).toBeUndefined();
   });
 });
