@@ -63,33 +63,35 @@ export async function killContainer(t: KillTarget, d: KillDeps): Promise<string 
   if (d.signal?.aborted) return 'the daemon is stopping';
   d.beforeStop?.(preStopMs);
   d.log.info('stopping container', { container: t.name, containerId: t.containerId, graceSeconds: grace, sinceSeenMs: d.seenAtMs === undefined ? undefined : Date.now() - d.seenAtMs });
+  const stop = (): Promise<void> => d.cri.stopContainer(t.containerId, grace, d.signal ? { signal: d.signal } : {});
   try {
-    await d.cri.stopContainer(t.containerId, grace, d.signal ? { signal: d.signal } : {});
+    await stop();
     return undefined;
   } catch (err) {
-    // The runtime removed this instance since it was listed (it had exited): it is not running,
-    // which is what the stop was for, and the kubelet brings the container back; counting it as a
-    // failed stop would fail a CRR under failurePolicy Fail for a container that is recreated.
-    if (err instanceof CriError && err.kind === 'not-found') {
-      d.log.info('container already gone', { container: t.name, containerId: t.containerId });
+    if (gone(err, t, d)) return undefined;
+    // containerd answers a stop whose task exited during it with its shim's error ("failed to kill
+    // container ...: ttrpc: closed", about one stop in 150 in a burst of CRRs here) before it has
+    // recorded the exit, and the next stop of that instance with success; the kubelet, too, tries a
+    // failed kill again. An error of the runtime's own (not a deadline, the runtime being away or
+    // the daemon stopping) gets one more stop of the same instance.
+    if (!(err instanceof CriError && err.kind === 'other') || d.signal?.aborted) return (err as Error).message;
+    d.log.info('stopping container again', { container: t.name, containerId: t.containerId, error: err.message });
+    try {
+      await stop();
       return undefined;
+    } catch (again) {
+      return gone(again, t, d) ? undefined : (again as Error).message;
     }
-    // containerd answers a stop whose task exited meanwhile with its shim's error ("failed to kill
-    // container ...: ttrpc: closed", about one stop in 150 in a burst of CRRs): the instance is no
-    // longer running, which is what the stop was for.
-    if (!d.signal?.aborted && (await exitedAnyway(d, t.containerId))) {
-      d.log.info('container exited although its stop failed', { container: t.name, containerId: t.containerId, error: (err as Error).message });
-      return undefined;
-    }
-    return (err as Error).message;
   }
 }
 
-async function exitedAnyway(d: KillDeps, containerId: string): Promise<boolean> {
-  try {
-    const st = await d.cri.runtime('ContainerStatus', { container_id: containerId, verbose: false }, { timeoutMs: 10_000, ...(d.signal ? { signal: d.signal } : {}) });
-    return st.status?.state === 'CONTAINER_EXITED';
-  } catch (err) {
-    return err instanceof CriError && err.kind === 'not-found';
-  }
+/**
+ * The runtime removed this instance since it was listed (it had exited): it is not running, which
+ * is what the stop was for, and the kubelet brings the container back; counting it as a failed stop
+ * would fail a CRR under failurePolicy Fail for a container that is recreated.
+ */
+function gone(err: unknown, t: KillTarget, d: KillDeps): boolean {
+  if (!(err instanceof CriError && err.kind === 'not-found')) return false;
+  d.log.info('container already gone', { container: t.name, containerId: t.containerId });
+  return true;
 }

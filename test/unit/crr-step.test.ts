@@ -386,7 +386,7 @@ describe('RuntimeLooks', () => {
   it('holds off nothing after a plan that acts, or waits without a timer', () => {
     const looks = new RuntimeLooks();
     looks.planned('ns/r', '7', wait, at(0));
-    looks.planned('ns/r', '7', { type: 'write', status: {}, reason: 'container states changed' }, at(0));
+    looks.planned('ns/r', '7', { type: 'write', status: { phase: 'Recreating' }, reason: 'container states changed' }, at(0));
     expect(looks.pendingMs('ns/r', '7', at(1))).toBeUndefined();
     looks.planned('ns/r', '7', { type: 'wait', reason: 'unready grace: waiting for the manager' }, at(0));
     expect(looks.pendingMs('ns/r', '7', at(1))).toBeUndefined();
