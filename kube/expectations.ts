@@ -1,3 +1,4 @@
+import type { KubeObject } from '../api/types/common.js';
 import { resourceVersionAtLeast } from './resource-version.js';
 
 interface Expected<M> {
@@ -11,13 +12,17 @@ interface Expected<M> {
  * expectations): after a write, `expect(owner, object, rv)`; until the cache holds that version or
  * a later one, the write is "pending" and the controller must neither count on the cache for that
  * object nor write it again. Entries give up after `timeoutMs` (a lost watch event must not block
- * forever).
+ * forever): client-go's 5 minutes (ExpectationsTimeout in k8s.io/kubernetes/pkg/controller/
+ * controller_utils.go). A cache can trail its own writes by more than 30 s: at 5,000 nodes the
+ * API server hands each NodeImage event to every daemon's watch, and the manager's watch waits its
+ * turn. With 30 s the manager wrote again, from its stale cache, NodeImages it had written, each a
+ * 409 Conflict and a fresh read, again every few seconds.
  */
 export class ResourceVersionExpectations<M = undefined> {
   private readonly byOwner = new Map<string, Map<string, Expected<M>>>();
 
   constructor(
-    private readonly timeoutMs = 30_000,
+    private readonly timeoutMs = 5 * 60_000,
     private readonly now: () => number = () => Date.now(),
   ) {}
 
@@ -44,4 +49,16 @@ export class ResourceVersionExpectations<M = undefined> {
   forget(owner: string): void {
     this.byOwner.delete(owner);
   }
+}
+
+/**
+ * The version a read-modify-write (kube/write.ts updateWithRetry) leaves to expect of an object the
+ * cache holds at `cachedResourceVersion`: what the server returned, when newer than the cache. That
+ * is the version written, or, after a conflict, the copy read fresh that needed no write: the
+ * object is already as wanted there, and a cache still behind it must not make the controller
+ * write it again.
+ */
+export function versionToExpect(result: KubeObject | undefined, cachedResourceVersion: string | undefined): string | undefined {
+  const rv = result?.metadata?.resourceVersion;
+  return rv && !resourceVersionAtLeast(cachedResourceVersion, rv) ? rv : undefined;
 }

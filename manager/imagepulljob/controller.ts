@@ -22,7 +22,7 @@ import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage, NodeImageSpec } from '../../api/types/nodeimage.js';
 import { QueueController, type Controller } from '../../kube/controller.js';
 import { eventTarget, type EventRecorder } from '../../kube/events.js';
-import { ResourceVersionExpectations } from '../../kube/expectations.js';
+import { ResourceVersionExpectations, versionToExpect } from '../../kube/expectations.js';
 import type { Informer } from '../../kube/informer.js';
 import { sameLabels, selectorMatches } from '../../kube/labels.js';
 import { errorFields, type Logger } from '../../kube/log.js';
@@ -316,12 +316,10 @@ class ImagePullJobController {
             const before = this.nodeImages.get(node);
             const written = await updateWithRetry(this.nodeImageApi, undefined, node, mutate, before ? { initial: before } : {});
             if (full) this.warnOnce(job, `full/${node}`, REASON_PULL_IMAGE_FAILED, nodeImageFullMessage(node, target.image, MAX_IMAGES_PER_NODE_IMAGE));
-            if (wrote && written) {
-              this.writes.expect(target.key, node, written.metadata?.resourceVersion, kind);
-              log.debug('wrote NodeImage', { nodeImage: node, kind });
-            } else if (kind === 'dispatch') {
-              unwritten++;
-            }
+            // Also a fresh copy that needed nothing (the cache was behind): not written again from the stale one.
+            if (!full) this.writes.expect(target.key, node, versionToExpect(written, before?.metadata?.resourceVersion), kind);
+            if (wrote && written) log.debug('wrote NodeImage', { nodeImage: node, kind });
+            else if (kind === 'dispatch') unwritten++;
           } catch (err) {
             // The NodeImage went with its Node: the next reconcile no longer selects it.
             if (err instanceof ApiError && err.notFound) return;

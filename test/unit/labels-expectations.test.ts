@@ -1,4 +1,4 @@
-import { ResourceVersionExpectations } from '../../kube/expectations.js';
+import { ResourceVersionExpectations, versionToExpect } from '../../kube/expectations.js';
 import { resourceVersionAtLeast } from '../../kube/resource-version.js';
 import { sameLabels, selectorMatches } from '../../kube/labels.js';
 
@@ -52,5 +52,26 @@ describe('resource-version expectations', () => {
     expect(e.pending('job', 'n2', '1')).toBeUndefined();
     e.expect('job', 'n3', undefined, 'x');
     expect(e.pending('job', 'n3', '0')).toBeUndefined();
+  });
+  it('waits 5 minutes for a cache behind its own writes by default, as client-go', () => {
+    let now = 0;
+    const e = new ResourceVersionExpectations<string>(undefined, () => now);
+    e.expect('job', 'n1', '10', 'dispatch');
+    now = 299_000;
+    expect(e.pending('job', 'n1', '9')).toEqual({ meta: 'dispatch' });
+    now = 300_001;
+    expect(e.pending('job', 'n1', '9')).toBeUndefined();
+  });
+  it('expects what a read-modify-write left on the server when the cache is behind it', () => {
+    const at = (rv: string) => ({ metadata: { resourceVersion: rv } });
+    // Written over the cached copy.
+    expect(versionToExpect(at('12'), '10')).toBe('12');
+    // A conflict's fresh read that needed no write: newer than the cache.
+    expect(versionToExpect(at('15'), '10')).toBe('15');
+    // Nothing to write on the cached copy itself: nothing to wait for.
+    expect(versionToExpect(at('10'), '10')).toBeUndefined();
+    // Not in the cache yet.
+    expect(versionToExpect(at('3'), undefined)).toBe('3');
+    expect(versionToExpect(undefined, '10')).toBeUndefined();
   });
 });
