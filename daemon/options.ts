@@ -19,7 +19,7 @@ export const daemonFlags = {
     v > 0 && v <= 100 ? undefined : 'must be in (0, 100]',
   ),
   secretNamespace: str('secret-namespace', DEFAULT_DAEMON_CONFIG_NAMESPACE, 'the only namespace pull secrets are read from', ENV_DAEMON_CONFIG_NAMESPACE),
-  statusInterval: num('status-write-interval-seconds', 5, 'progress is written to NodeImage status at most this often (results at once)', 'STATUS_WRITE_INTERVAL_SECONDS', atLeast(0)),
+  statusInterval: num('status-write-interval-seconds', 5, 'progress is written to NodeImage status at most this often, a pull\'s start within this long of it (results at once)', 'STATUS_WRITE_INTERVAL_SECONDS', atLeast(0)),
   qps: num('rest-config-qps', 5, 'Kubernetes API requests per second (client-side limit)', 'REST_CONFIG_QPS', atLeast(0)),
   burst: num('rest-config-burst', 10, 'Kubernetes API request burst', 'REST_CONFIG_BURST', atLeast(1)),
   logLevel: str('log-level', 'info', 'error, warn, info or debug', 'LOG_LEVEL', (v) => (isLogLevel(v) ? undefined : 'must be error, warn, info or debug')),

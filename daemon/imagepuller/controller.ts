@@ -202,7 +202,7 @@ export class ImagePuller {
         this.deps.events.event(target, EVENT_TYPE_NORMAL, REASON_IMAGE_FILESYSTEM_FREED, 'the image filesystem is below the high watermark again: pulls go on');
       }
     }
-    this.writer.markDirty(true);
+    this.writer.markDirty('result');
   }
 
   /** For tests: what the puller holds in memory. */
@@ -239,8 +239,7 @@ export class ImagePuller {
     for (const s of plan.adopt) this.states.set(tagKey(s.image, s.tag), s);
     for (const d of plan.start) this.startPull(d, ni);
     this.deps.metrics.pullsWaiting.set(this.pool.pendingCount);
-    if (plan.start.length > 0 || plan.adopt.length > 0 || plan.cancel.length > 0) this.writer.markDirty(true);
-    else this.writer.markDirty(false);
+    this.writer.markDirty(plan.adopt.length > 0 || plan.cancel.length > 0 ? 'result' : plan.start.length > 0 ? 'started' : 'progress');
   }
 
   private startPull(d: DesiredTag, ni: NodeImage): void {
@@ -298,7 +297,7 @@ export class ImagePuller {
           (patch) => {
             if (!current()) return;
             Object.assign(state, patch);
-            this.writer.markDirty(patch.phase !== undefined && patch.phase !== 'Pulling');
+            this.writer.markDirty(patch.phase === undefined ? 'progress' : patch.phase === 'Pulling' ? 'started' : 'result');
           },
           abort.signal,
         );
@@ -343,7 +342,7 @@ export class ImagePuller {
     }
     this.deps.metrics.pulls.inc({ result: outcome.phase, reason: outcome.reason ?? '' });
     this.deps.metrics.pullDuration.observe({ result: outcome.phase }, seconds);
-    if (isFinal(state.phase)) this.writer.markDirty(true);
+    if (isFinal(state.phase)) this.writer.markDirty('result');
   }
 }
 
