@@ -47,8 +47,7 @@ export function writeDueMs(change: StatusChange, nowMs: number, lastWriteMs: num
  * re-read and rebuild from the fresh spec; failed writes retry with backoff and are never dropped.
  */
 export class StatusWriter {
-  private dirty = false;
-  /** The earliest moment a pending change asked to be written by. */
+  /** The earliest moment a pending change asked to be written by; Infinity: nothing pending. */
   private dueBy = Infinity;
   private timer: NodeJS.Timeout | undefined;
   private timerDue = 0;
@@ -78,13 +77,16 @@ export class StatusWriter {
       this.failures = 0;
       if (this.timer) clearTimeout(this.timer);
       this.timer = undefined;
-      if (this.dirty) this.schedule();
+      if (this.pending) this.schedule();
     });
+  }
+
+  private get pending(): boolean {
+    return this.dueBy !== Infinity;
   }
 
   markDirty(change: StatusChange): void {
     if (this.stopped) return;
-    this.dirty = true;
     this.dueBy = Math.min(this.dueBy, writeDueMs(change, Date.now(), this.lastWrite, this.opts.minIntervalMs ?? 5000, this.opts.busy?.() ?? false));
     this.schedule();
   }
@@ -94,7 +96,7 @@ export class StatusWriter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.writing;
-    if (this.dirty) await this.write();
+    if (this.pending) await this.write();
   }
 
   /** Holds every write back until `ms` (epoch); pending changes go out then. */
@@ -104,7 +106,7 @@ export class StatusWriter {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.dirty) this.schedule();
+    if (this.pending) this.schedule();
   }
 
   stop(): void {
@@ -116,7 +118,7 @@ export class StatusWriter {
   private schedule(): void {
     if (this.writing) return;
     const backoff = this.failures > 0 ? Math.min(30_000, 1000 * 2 ** (this.failures - 1)) : 0;
-    const due = Math.max(Number.isFinite(this.dueBy) ? this.dueBy : Date.now(), Date.now() + backoff, this.heldUntil);
+    const due = Math.max(this.dueBy, Date.now() + backoff, this.heldUntil);
     // A result arriving while only progress was due must not wait for the progress interval.
     if (this.timer && this.timerDue <= due) return;
     if (this.timer) clearTimeout(this.timer);
@@ -129,11 +131,10 @@ export class StatusWriter {
 
   private async write(): Promise<void> {
     if (this.writing) return this.writing;
-    this.dirty = false;
     this.dueBy = Infinity;
     this.writing = this.doWrite().finally(() => {
       this.writing = undefined;
-      if (this.dirty && !this.stopped) this.schedule();
+      if (this.pending && !this.stopped) this.schedule();
     });
     return this.writing;
   }
@@ -167,7 +168,6 @@ export class StatusWriter {
       this.opts.onWrite?.('written');
     } catch (err) {
       this.failures++;
-      this.dirty = true;
       // What failed goes out again at the end of the backoff, not at its own interval once more.
       this.dueBy = Date.now();
       this.opts.onWrite?.('error');
