@@ -32,8 +32,9 @@ export function auditEntries(auditLog: string, from: number, mustContain: string
 
 /**
  * The manager's NodeImage spec writes to `names` among `entries`: how many the API server accepted,
- * and when it answered the `placing`-th (NaN with fewer): the one that completed a fan-out of that
- * many, not counting later writes that take a finished job's tag off.
+ * and when it answered the `placing`-th: the one that completed a fan-out of that many, not counting
+ * later writes that take a finished job's tag off. With fewer, the last (one write can place
+ * several jobs' tags); NaN with none.
  */
 export function managerNodeImageWrites(entries: readonly AuditEntry[], names: ReadonlySet<string>, placing: number): { count: number; placedMs: number } {
   const answered: number[] = [];

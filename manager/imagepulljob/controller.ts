@@ -31,6 +31,7 @@ import { Resource } from '../../kube/resource.js';
 import type { Result } from '../../kube/workqueue.js';
 import { deleteIfExists, updateWithRetry } from '../../kube/write.js';
 import { WriteSlots } from '../../kube/write-slots.js';
+import { CoalescedWrites } from '../../kube/coalesced-writes.js';
 import type { ControllerContext } from '../context.js';
 import { ACTIVE, activeJobs, isActiveJob, activeJobsByPullSecret, activePodSelectorJobsByNamespace, nodeImagesByOwnerUid, podsByNamespace, podsByNode } from '../informers.js';
 import { isDeleting } from '../../api/object-meta.js';
@@ -85,6 +86,8 @@ class ImagePullJobController {
   private readonly warned = new Set<string>();
   private stopping = false;
   private readonly writeSlots = new WriteSlots(WRITES_IN_FLIGHT);
+  /** Every job's changes to one NodeImage that wait at once go out in one write. */
+  private readonly nodeImageWrites: CoalescedWrites<NodeImage>;
 
   constructor(ctx: ControllerContext) {
     this.log = ctx.logger.child({ controller: IMAGE_PULL_JOB_CONTROLLER });
@@ -92,6 +95,10 @@ class ImagePullJobController {
     this.nodeImageApi = new Resource<NodeImage>(ctx.rest, ctx.kruise.nodeImages);
     this.jobs = ctx.informers.imagePullJobs();
     this.nodeImages = ctx.informers.nodeImages();
+    this.nodeImageWrites = new CoalescedWrites<NodeImage>((name, mutate) => {
+      const cached = this.nodeImages.get(name);
+      return updateWithRetry(this.nodeImageApi, undefined, name, mutate, cached ? { initial: cached } : {});
+    });
     this.pods = ctx.informers.pods();
     this.secretSync = new PullSecretSync(ctx.rest, ctx.informers.secrets(), ctx.flags.daemonConfigNamespace);
     this.targetOptions = { neverRepullSeconds: ctx.flags.neverRepullSeconds };
@@ -287,47 +294,48 @@ class ImagePullJobController {
 
   /**
    * Writes the job's tag into (or takes it off) each NodeImage, a few at a time, each merged into the
-   * fresh object. Returns how many dispatches wrote nothing.
+   * fresh object, and into other jobs' writes to the same NodeImage still waiting for their turn.
+   * Returns how many dispatches wrote nothing.
    */
   private async writeNodeImages(job: ImagePullJob, target: JobTarget, todo: ReadonlyArray<[string, WriteKind]>, log: Logger): Promise<number> {
     if (todo.length === 0) return 0;
-    const limit = this.writeSlots.forReconcile();
+    const slot = this.writeSlots.forReconcile();
     const errors: unknown[] = [];
     let unwritten = 0;
     await Promise.all(
-      todo.map(([node, kind]) =>
-        limit(async () => {
-          if (this.stopping) return;
-          let full = false;
-          let wrote = false;
-          const mutate = (fresh: NodeImage): NodeImage | undefined => {
-            let spec: NodeImageSpec | undefined;
-            if (kind === 'release') {
-              spec = releaseJobTag(fresh, target);
-            } else {
-              const r = applyJobTag(fresh, target, Date.now());
-              full = r === 'full';
-              spec = typeof r === 'object' ? r.spec : undefined;
-            }
-            wrote = spec !== undefined;
-            return spec ? { ...fresh, spec } : undefined;
-          };
-          try {
-            const before = this.nodeImages.get(node);
-            const written = await updateWithRetry(this.nodeImageApi, undefined, node, mutate, before ? { initial: before } : {});
-            if (full) this.warnOnce(job, `full/${node}`, REASON_PULL_IMAGE_FAILED, nodeImageFullMessage(node, target.image, MAX_IMAGES_PER_NODE_IMAGE));
-            // Also a fresh copy that needed nothing (the cache was behind): not written again from the stale one.
-            if (!full) this.writes.expect(target.key, node, versionToExpect(written, before?.metadata?.resourceVersion), kind);
-            if (wrote && written) log.debug('wrote NodeImage', { nodeImage: node, kind });
-            else if (kind === 'dispatch') unwritten++;
-          } catch (err) {
-            // The NodeImage went with its Node: the next reconcile no longer selects it.
-            if (err instanceof ApiError && err.notFound) return;
-            errors.push(err);
-            log.warn('cannot write NodeImage', { nodeImage: node, kind, ...errorFields(err) });
+      todo.map(async ([node, kind]) => {
+        if (this.stopping) return;
+        let full = false;
+        let wrote = false;
+        const mutate = (fresh: NodeImage): NodeImage | undefined => {
+          // Leadership lost while this write waited for its turn: leave it to the next leader.
+          if (this.stopping) return undefined;
+          let spec: NodeImageSpec | undefined;
+          if (kind === 'release') {
+            spec = releaseJobTag(fresh, target);
+          } else {
+            const r = applyJobTag(fresh, target, Date.now());
+            full = r === 'full';
+            spec = typeof r === 'object' ? r.spec : undefined;
           }
-        }),
-      ),
+          wrote = spec !== undefined;
+          return spec ? { ...fresh, spec } : undefined;
+        };
+        try {
+          const written = await this.nodeImageWrites.update(node, mutate, slot);
+          if (this.stopping) return;
+          if (full) this.warnOnce(job, `full/${node}`, REASON_PULL_IMAGE_FAILED, nodeImageFullMessage(node, target.image, MAX_IMAGES_PER_NODE_IMAGE));
+          // Also a fresh copy that needed nothing (the cache was behind): not written again from the stale one.
+          if (!full) this.writes.expect(target.key, node, versionToExpect(written, this.nodeImages.get(node)?.metadata?.resourceVersion), kind);
+          if (wrote && written) log.debug('wrote NodeImage', { nodeImage: node, kind });
+          else if (kind === 'dispatch') unwritten++;
+        } catch (err) {
+          // The NodeImage went with its Node: the next reconcile no longer selects it.
+          if (err instanceof ApiError && err.notFound) return;
+          errors.push(err);
+          log.warn('cannot write NodeImage', { nodeImage: node, kind, ...errorFields(err) });
+        }
+      }),
     );
     if (errors.length > 0) throw new Error(`${errors.length} of ${todo.length} NodeImage writes failed`, { cause: errors[0] });
     return unwritten;

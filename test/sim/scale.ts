@@ -370,7 +370,7 @@ console.log(
 console.log(`| manager fan-out (its writes placing the tag answered, by the API server's audit log; ${f(one.managerWrites / N, 2)} writes per node) ÷ the limit's spec writes | ${f(fanoutRatio, 2)} | ≤ 1.2 |`);
 console.log(`| (last status − pull delay) ÷ the limit's spec + status writes | ${f(endToEndRatio, 2)} | ≤ 1.2 |`);
 console.log(
-  `| ${JOBS} ImagePullJobs at once over all nodes: the last job's first status (startTime) seen / the manager's writes placing the tags answered / every daemon has seen its tags / job complete | ${f(many.firstStatusSeconds)} s / ${f(many.managerSeconds)} s / ${f(many.fanoutSeconds)} s / ${f(many.seconds)} s | |`,
+  `| ${JOBS} ImagePullJobs at once over all nodes: the last job's first status (startTime) seen / the manager's writes placing the tags answered (${f(many.managerWrites / N, 2)} writes per node) / every daemon has seen its tags / job complete | ${f(many.firstStatusSeconds)} s / ${f(many.managerSeconds)} s / ${f(many.fanoutSeconds)} s / ${f(many.seconds)} s | |`,
 );
 console.log(
   `| the manager's NodeImage watch while the jobs ran (audit log; one job, ${JOBS} jobs): watch requests; longest time with none open (of it, the manager asking again) | ${one.managerWatch.requests}, ${f(one.managerWatch.longestGapMs / 1000)} s (${f(one.managerWatch.longestAskAgainMs / 1000)} s); ${many.managerWatch.requests}, ${f(many.managerWatch.longestGapMs / 1000)} s (${f(many.managerWatch.longestAskAgainMs / 1000)} s) | |`,
