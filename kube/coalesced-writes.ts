@@ -1,3 +1,4 @@
+import { ApiError } from './rest.js';
 import type { Slot } from './write-slots.js';
 
 /** A change to an object: the changed copy, or undefined when it needs none. Pure. */
@@ -5,9 +6,10 @@ export type Mutation<T> = (current: T) => T | undefined;
 /** One read-modify-write of the named object (kube/write.ts updateWithRetry): what the server holds afterwards. */
 export type ReadModifyWrite<T> = (name: string, mutate: Mutation<T>) => Promise<T | undefined>;
 
-interface OpenWrite<T> {
-  readonly mutations: Array<Mutation<T>>;
-  readonly result: Promise<T | undefined>;
+interface Change<T> {
+  readonly mutate: Mutation<T>;
+  readonly resolve: (written: T | undefined) => void;
+  readonly reject: (err: unknown) => void;
 }
 
 /**
@@ -19,8 +21,8 @@ interface OpenWrite<T> {
  * the next.
  */
 export class CoalescedWrites<T> {
-  /** Per object: the write still waiting (for the one before it, or for a slot). */
-  private readonly open = new Map<string, OpenWrite<T>>();
+  /** Per object: the changes of the write still waiting (for the one before it, or for a slot). */
+  private readonly open = new Map<string, Array<Change<T>>>();
   /** Per object: the last write asked for, settled; the next one starts after it. */
   private readonly last = new Map<string, Promise<void>>();
 
@@ -32,37 +34,54 @@ export class CoalescedWrites<T> {
    * changes too.
    */
   update(name: string, mutate: Mutation<T>, slot: Slot): Promise<T | undefined> {
-    const waiting = this.open.get(name);
-    if (waiting) {
-      waiting.mutations.push(mutate);
-      return waiting.result;
-    }
-    const mutations = [mutate];
-    const before = this.last.get(name);
-    const result = (async () => {
-      await before;
-      return slot(() => {
-        // From here on the mutations are fixed; a retry after a conflict applies the same ones.
-        this.open.delete(name);
-        return this.write(name, (current) => applyAll(mutations, current));
+    return new Promise((resolve, reject) => {
+      const change = { mutate, resolve, reject };
+      const waiting = this.open.get(name);
+      if (waiting) {
+        waiting.push(change);
+        return;
+      }
+      const changes = [change];
+      this.open.set(name, changes);
+      const before = this.last.get(name) ?? Promise.resolve();
+      const settled = before.then(() =>
+        slot(() => {
+          // From here on the changes are fixed; a retry after a conflict applies the same ones.
+          this.open.delete(name);
+          return this.writeAll(name, changes);
+        }),
+      );
+      this.last.set(name, settled);
+      void settled.then(() => {
+        if (this.last.get(name) === settled) this.last.delete(name);
       });
-    })();
-    this.open.set(name, { mutations, result });
-    const settled = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.last.set(name, settled);
-    void settled.then(() => {
-      if (this.last.get(name) === settled) this.last.delete(name);
     });
-    return result;
+  }
+
+  private async writeAll(name: string, changes: ReadonlyArray<Change<T>>): Promise<void> {
+    try {
+      const written = await this.write(name, (current) => applyAll(changes, current));
+      for (const c of changes) c.resolve(written);
+    } catch (err) {
+      if (changes.length === 1 || !refused(err)) {
+        for (const c of changes) c.reject(err);
+        return;
+      }
+      // The server refused the merged object: one job's change must not fail the others that rode
+      // with it, so each goes again on its own, one after the other.
+      for (const c of changes) await this.write(name, c.mutate).then(c.resolve, c.reject);
+    }
   }
 }
 
-/** Each mutation in turn on what the ones before it made; undefined when none changed anything. */
-function applyAll<T>(mutations: ReadonlyArray<Mutation<T>>, current: T): T | undefined {
+/** Each change in turn on what the ones before it made; undefined when none changed anything. */
+function applyAll<T>(changes: ReadonlyArray<Change<T>>, current: T): T | undefined {
   let changed: T | undefined;
-  for (const m of mutations) changed = m(changed ?? current) ?? changed;
+  for (const c of changes) changed = c.mutate(changed ?? current) ?? changed;
   return changed;
+}
+
+/** The server will refuse this object whatever its version: invalid, or too large. */
+function refused(err: unknown): boolean {
+  return err instanceof ApiError && (err.status === 400 || err.status === 413 || err.status === 422);
 }

@@ -1,4 +1,5 @@
 import { CoalescedWrites, type Mutation } from '../../kube/coalesced-writes.js';
+import { ApiError } from '../../kube/rest.js';
 import { WriteSlots } from '../../kube/write-slots.js';
 
 const tick = async (): Promise<void> => {
@@ -13,11 +14,13 @@ function store(initial: Record<string, Obj>) {
   const writes: Array<{ name: string; mutations: number }> = [];
   const waiting: Array<() => void> = [];
   let inFlight = 0;
+  let attempts = 0;
   let mostInFlightPerObject = 0;
   const running = new Map<string, number>();
   const write = (name: string, mutate: Mutation<Obj>): Promise<Obj | undefined> =>
     new Promise((resolve, reject) => {
       inFlight++;
+      attempts++;
       running.set(name, (running.get(name) ?? 0) + 1);
       mostInFlightPerObject = Math.max(mostInFlightPerObject, running.get(name) ?? 0);
       waiting.push(() => {
@@ -26,6 +29,7 @@ function store(initial: Record<string, Obj>) {
         const current = objects.get(name);
         if (current === undefined) return reject(new Error(`${name} not found`));
         const next = mutate(structuredClone(current));
+        if (next?.tags.includes('bad')) return reject(new ApiError(422, 'Invalid', 'bad tag', 'PUT', `/objects/${name}`));
         writes.push({ name, mutations: next ? next.tags.length - current.tags.length : 0 });
         if (next) objects.set(name, next);
         resolve(next ?? current);
@@ -36,6 +40,7 @@ function store(initial: Record<string, Obj>) {
     writes,
     write,
     inFlight: () => inFlight,
+    attempts: () => attempts,
     mostInFlightPerObject: () => mostInFlightPerObject,
     finishOne: () => waiting.shift()?.(),
     finishAll: async () => {
@@ -127,6 +132,40 @@ describe('CoalescedWrites', () => {
     await tick();
     s.finishOne();
     expect((await again)?.tags).toEqual(['c']);
+  });
+
+  it('writes the others on their own when the server refuses the merged object, and fails only the change it refuses', async () => {
+    const s = store({ n1: { tags: [] } });
+    const w = new CoalescedWrites<Obj>(s.write);
+    const slot = new WriteSlots(1).forReconcile();
+    const blocker = w.update('n1', addTag('x'), slot);
+    await tick();
+    const carried = Promise.allSettled([w.update('n1', addTag('a'), slot), w.update('n1', addTag('bad'), slot), w.update('n1', addTag('b'), slot)]);
+    await s.finishAll();
+    await blocker;
+    const [a, bad, b] = await carried;
+    expect(a).toEqual({ status: 'fulfilled', value: { tags: ['x', 'a'] } });
+    expect(bad?.status).toBe('rejected');
+    expect(b).toEqual({ status: 'fulfilled', value: { tags: ['x', 'a', 'b'] } });
+    expect(s.mostInFlightPerObject()).toBe(1);
+  });
+
+  it('fails every carried change together on an error that is not the object\'s fault', async () => {
+    const s = store({ n1: { tags: [] } });
+    const w = new CoalescedWrites<Obj>(s.write);
+    const slot = new WriteSlots(1).forReconcile();
+    const blocker = w.update('n1', addTag('x'), slot);
+    await tick();
+    const carried = Promise.allSettled([w.update('n1', addTag('a'), slot), w.update('n1', addTag('b'), slot)]);
+    await tick();
+    s.finishOne();
+    await blocker;
+    await tick();
+    s.objects.delete('n1');
+    await s.finishAll();
+    expect((await carried).map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    // The blocker's write and one for both, not one each.
+    expect(s.attempts()).toBe(2);
   });
 
   it('makes no change when none of the carried changes needs one', async () => {
