@@ -30,8 +30,8 @@ export class CoalescedWrites<T> {
 
   /**
    * Applies `mutate` to the named object, in a write taken from `slot` unless a waiting write to
-   * the same object takes it in. Resolves (or rejects) with that write, which may carry others'
-   * changes too.
+   * the same object takes it in. Resolves (or rejects) with the write that carried it, which may
+   * carry others' changes too; after a refused merge, with its own write.
    */
   update(name: string, mutate: Mutation<T>, slot: Slot): Promise<T | undefined> {
     return new Promise((resolve, reject) => {
@@ -44,17 +44,20 @@ export class CoalescedWrites<T> {
       const changes = [change];
       this.open.set(name, changes);
       const before = this.last.get(name) ?? Promise.resolve();
-      const settled = before.then(() =>
+      const run = (): Promise<void> =>
         slot(() => {
           // From here on the changes are fixed; a retry after a conflict applies the same ones.
           this.open.delete(name);
           return this.writeAll(name, changes);
-        }),
-      );
+        });
+      // writeAll settles every change itself and never rejects; going on after a rejection anyway
+      // means a future bug there fails one write instead of stalling every later one to this object.
+      const settled = before.then(run, run);
       this.last.set(name, settled);
-      void settled.then(() => {
+      const forget = (): void => {
         if (this.last.get(name) === settled) this.last.delete(name);
-      });
+      };
+      void settled.then(forget, forget);
     });
   }
 
@@ -69,7 +72,13 @@ export class CoalescedWrites<T> {
       }
       // The server refused the merged object: one job's change must not fail the others that rode
       // with it, so each goes again on its own, one after the other.
-      for (const c of changes) await this.write(name, c.mutate).then(c.resolve, c.reject);
+      for (const c of changes) {
+        try {
+          c.resolve(await this.write(name, c.mutate));
+        } catch (e) {
+          c.reject(e);
+        }
+      }
     }
   }
 }

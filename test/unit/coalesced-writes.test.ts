@@ -124,8 +124,6 @@ describe('CoalescedWrites', () => {
     s.objects.delete('n1');
     s.finishOne();
     await expect(blocker).rejects.toThrow('n1 not found');
-    await tick();
-    s.finishOne();
     expect((await settled).map((r) => r.status)).toEqual(['rejected', 'rejected']);
     s.objects.set('n1', { tags: [] });
     const again = w.update('n1', addTag('c'), slot);
@@ -166,6 +164,27 @@ describe('CoalescedWrites', () => {
     expect((await carried).map((r) => r.status)).toEqual(['rejected', 'rejected']);
     // The blocker's write and one for both, not one each.
     expect(s.attempts()).toBe(2);
+  });
+
+  it('goes on with the others, and with later writes to the object, when the writer throws instead of rejecting', async () => {
+    const s = store({ n1: { tags: [] } });
+    // The writer fails at once, before returning a promise, for the refused change on its own.
+    const throwing = (name: string, mutate: Mutation<Obj>): Promise<Obj | undefined> => {
+      if (mutate({ tags: [] })?.tags.join() === 'bad') throw new Error('writer broke');
+      return s.write(name, mutate);
+    };
+    const w = new CoalescedWrites<Obj>(throwing);
+    const slot = new WriteSlots(1).forReconcile();
+    const carried = Promise.allSettled([w.update('n1', addTag('bad'), slot), w.update('n1', addTag('a'), slot)]);
+    await tick();
+    await s.finishAll();
+    const [bad, a] = await carried;
+    expect(bad).toEqual({ status: 'rejected', reason: new Error('writer broke') });
+    expect(a).toEqual({ status: 'fulfilled', value: { tags: ['a'] } });
+    const again = w.update('n1', addTag('c'), slot);
+    await tick();
+    await s.finishAll();
+    expect((await again)?.tags).toEqual(['a', 'c']);
   });
 
   it('makes no change when none of the carried changes needs one', async () => {
