@@ -51,7 +51,7 @@ export class CoalescedWrites<T> {
           return this.writeAll(name, changes);
         });
       // writeAll settles every change itself and never rejects; going on after a rejection anyway
-      // means a future bug there fails one write instead of stalling every later one to this object.
+      // keeps a future bug there from stalling every later write to this object.
       const settled = before.then(run, run);
       this.last.set(name, settled);
       const forget = (): void => {
