@@ -92,5 +92,5 @@ function applyAll<T>(changes: ReadonlyArray<Change<T>>, current: T): T | undefin
 
 /** The server will refuse this object whatever its version: invalid, or too large. */
 function refused(err: unknown): boolean {
-  return err instanceof ApiError && (err.status === 400 || err.status === 413 || err.status === 422);
+  return err instanceof ApiError && (err.invalid || err.status === 413);
 }
