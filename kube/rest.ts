@@ -90,8 +90,20 @@ export interface RestClientOptions {
 
 /** How often a client whose server stopped answering asks /readyz whether it is back. */
 const PROBE_INTERVAL_MS = 2_000;
-/** How often it asks once the server answers but is not ready yet: that lasts seconds. */
-const READY_PROBE_INTERVAL_MS = 250;
+
+/**
+ * For this long after a server that was away answers again, a retry waits at most
+ * WARM_UP_RETRY_MS. A restarting kube-apiserver answers before it serves every client: it fails
+ * (500), knows no custom resource (404) and refuses ServiceAccounts (403) for seconds while its
+ * caches fill, and its /readyz turns 200 later than some clients are served (in the outage test
+ * here, daemons woken by it wrote their results 1.4 s after the manager's account was served
+ * again). So the first
+ * answer wakes every held-back retry, and those that meet the warm-up go again within a second
+ * instead of doubling their backoff; the outage test's job once completed 10.05 s after the
+ * server's return on CI, when only /readyz's 200 woke retries.
+ */
+const WARM_UP_MS = 30_000;
+const WARM_UP_RETRY_MS = 1_000;
 
 /** How often a 429 (or 503 with Retry-After) is retried after the server's delay. */
 const MAX_THROTTLE_RETRIES = 10;
@@ -147,11 +159,12 @@ export class RestClient {
   private readonly userAgent: string;
   private readonly observe: RequestObserver | undefined;
   private readonly observeIntent: IntentObserver | undefined;
-  /** A request found no server (connection refused, reset, no answer) and it has not served since. */
+  /** A request found no server (connection refused, reset, no answer) and it has not answered since. */
   private unreachable = false;
   private probe: NodeJS.Timeout | undefined;
-  private probeDue = 0;
   private probing = false;
+  /** When the server last answered again after an outage. */
+  private backAt = -Infinity;
   private readonly serverBackListeners = new Set<() => void>();
   private closed = false;
 
@@ -183,12 +196,13 @@ export class RestClient {
   }
 
   /**
-   * Waits out a retry backoff: `ms`, or less when the server, after failing to answer, serves
-   * again (a request of this client succeeded, or its probe found /readyz ready). Retries
-   * held back by an outage go out as soon as it ends, not at the end of a 30 s backoff. Resolves
-   * true when woken by the server's return.
+   * Waits out a retry backoff: `ms`, or less when the server, after failing to answer, answers
+   * again (a request of this client got an answer, or its /readyz probe did), and at most
+   * WARM_UP_RETRY_MS while it warms up afterwards. Retries held back by an outage go out as soon as
+   * it ends, not at the end of a 30 s backoff. Resolves true when woken by the server's return.
    */
   backoff(ms: number, signal?: AbortSignal): Promise<boolean> {
+    const wait = this.retryDelayMs(ms);
     return new Promise<boolean>((resolve) => {
       let unsubscribe = (): void => undefined;
       const done = (woken: boolean): void => {
@@ -198,55 +212,52 @@ export class RestClient {
         resolve(woken);
       };
       const onAbort = (): void => done(false);
-      const timer = setTimeout(() => done(false), ms);
+      const timer = setTimeout(() => done(false), wait);
       if (signal?.aborted) return done(false);
       signal?.addEventListener('abort', onAbort, { once: true });
       if (this.unreachable) unsubscribe = this.onServerBack(() => done(true));
     });
   }
 
-  /** Calls `listener` each time the server serves again after an outage; returns the unsubscribe. */
+  /**
+   * A retry's backoff `ms`, shortened while the server warms up after an outage (WARM_UP_MS), to
+   * between half of WARM_UP_RETRY_MS and all of it: thousands of daemons back at once do not retry
+   * in step.
+   */
+  retryDelayMs(ms: number): number {
+    return Date.now() - this.backAt < WARM_UP_MS ? Math.min(ms, WARM_UP_RETRY_MS * (0.5 + Math.random() / 2)) : ms;
+  }
+
+  /** Calls `listener` each time the server answers again after an outage; returns the unsubscribe. */
   onServerBack(listener: () => void): () => void {
     this.serverBackListeners.add(listener);
     return () => void this.serverBackListeners.delete(listener);
   }
 
-  /**
-   * An HTTP answer to a request of this client. After an outage, answering is not yet serving: a
-   * restarting kube-apiserver refuses ServiceAccounts (403), fails (500) and knows no custom
-   * resource (404) for seconds until its caches are filled, and retries woken then would only
-   * fail again and back off further. So only a success, or /readyz's 200 (which includes
-   * informer-sync and crd-informer-synced), ends the outage; other answers make the probe ask
-   * more often.
-   */
-  private answered(status: number): void {
-    if (!this.unreachable) return;
-    if (status >= 200 && status < 300) this.serverBack();
-    else this.scheduleProbe(READY_PROBE_INTERVAL_MS);
+  /** An HTTP answer to a request of this client, whatever its status: the server is back. */
+  private answered(): void {
+    if (this.unreachable) this.serverBack();
   }
 
   private serverBack(): void {
     this.unreachable = false;
+    this.backAt = Date.now();
     clearTimeout(this.probe);
     this.probe = undefined;
     // A copy: backoff() waiters unsubscribe while they are called.
     for (const l of [...this.serverBackListeners]) l();
   }
 
-  /** No answer at all: probe until the server is ready again. */
+  /** No answer at all: probe until the server answers again. */
   private unanswered(): void {
     if (this.unreachable || this.closed) return;
     this.unreachable = true;
-    this.scheduleProbe(PROBE_INTERVAL_MS);
+    this.scheduleProbe();
   }
 
-  /** One probe at a time; a sooner one replaces a later one. */
-  private scheduleProbe(inMs: number): void {
-    if (this.closed || this.probing) return;
-    const due = Date.now() + inMs;
-    if (this.probe !== undefined && this.probeDue <= due) return;
-    clearTimeout(this.probe);
-    this.probeDue = due;
+  /** One probe at a time, PROBE_INTERVAL_MS after the last found no server. */
+  private scheduleProbe(): void {
+    if (this.closed || this.probing || this.probe !== undefined) return;
     this.probe = setTimeout(() => {
       this.probe = undefined;
       this.probing = true;
@@ -254,16 +265,14 @@ export class RestClient {
         (res) => {
           res.resume();
           this.probing = false;
-          if (!this.unreachable) return;
-          if (res.statusCode === 200) this.serverBack();
-          else this.scheduleProbe(READY_PROBE_INTERVAL_MS);
+          this.answered();
         },
         () => {
           this.probing = false;
-          if (this.unreachable) this.scheduleProbe(PROBE_INTERVAL_MS);
+          if (this.unreachable) this.scheduleProbe();
         },
       );
-    }, inMs);
+    }, PROBE_INTERVAL_MS);
     this.probe.unref();
   }
 
@@ -370,7 +379,7 @@ export class RestClient {
         throw new ApiError(0, 'Unavailable', (err as Error).message, verb, path, undefined, { cause: err });
       }
       const status = res.statusCode ?? 0;
-      this.answered(status);
+      this.answered();
       this.observe?.(verb, resource, status, (performance.now() - t0) / 1000, where);
       if (status >= 200 && status < 300) return (text === '' ? {} : JSON.parse(text)) as T;
       const err = RestClient.errorFrom(status, text, verb, path, res.headers['retry-after'] as string | undefined);
@@ -399,7 +408,7 @@ export class RestClient {
       throw new ApiError(0, 'Unavailable', (err as Error).message, verb, path, undefined, { cause: err });
     }
     const status = res.statusCode ?? 0;
-    this.answered(status);
+    this.answered();
     this.observe?.(verb, resource, status, (performance.now() - t0) / 1000, where);
     if (status !== 200) {
       throw RestClient.errorFrom(status, await RestClient.readAll(res), verb, path, res.headers['retry-after'] as string | undefined);

@@ -14,6 +14,8 @@ export interface WorkQueueOptions {
   /** Per-key retry backoff after failures: base doubling to max (client-go: 5 ms → 1000 s). */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /** Shortens a failure's backoff (RestClient.retryDelayMs: the API server warming up after an outage). */
+  retryDelayMs?: (ms: number) => number;
   logger?: Logger;
   metrics?: QueueMetrics;
 }
@@ -82,7 +84,12 @@ export class WorkQueue {
   }
 
   addRateLimited(key: string): void {
-    this.addAfter(key, this.backoff.next(key));
+    this.addAfter(key, this.retryDelay(key));
+  }
+
+  private retryDelay(key: string): number {
+    const ms = this.backoff.next(key);
+    return this.opts.retryDelayMs?.(ms) ?? ms;
   }
 
   forget(key: string): void {
@@ -163,7 +170,7 @@ export class WorkQueue {
       }
     } catch (err) {
       outcome = 'error';
-      const retryInMs = this.backoff.next(key);
+      const retryInMs = this.retryDelay(key);
       this.log.warn('reconcile failed, will retry', { key, retryInMs, ...errorFields(err) });
       this.addAfter(key, retryInMs);
     } finally {

@@ -74,6 +74,7 @@ export class CrrExecutor {
       concurrency: deps.maxWorkers,
       backoffBaseMs: 500,
       backoffMaxMs: 50_000,
+      retryDelayMs: (ms) => deps.crrs.rest.retryDelayMs(ms),
       logger: this.log,
       metrics: { depth: (n) => deps.metrics.queueDepth.set({ queue: 'crr' }, n) },
     });

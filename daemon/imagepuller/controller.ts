@@ -95,6 +95,7 @@ export class ImagePuller {
       concurrency: 1,
       backoffBaseMs: 500,
       backoffMaxMs: 50_000,
+      retryDelayMs: (ms) => deps.nodeImages.rest.retryDelayMs(ms),
       logger: this.log,
       metrics: { depth: (n) => deps.metrics.queueDepth.set({ queue: 'imagepuller' }, n) },
     });

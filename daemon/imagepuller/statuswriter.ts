@@ -117,7 +117,7 @@ export class StatusWriter {
 
   private schedule(): void {
     if (this.writing) return;
-    const backoff = this.failures > 0 ? Math.min(30_000, 1000 * 2 ** (this.failures - 1)) : 0;
+    const backoff = this.failures > 0 ? this.nodeImages.rest.retryDelayMs(Math.min(30_000, 1000 * 2 ** (this.failures - 1))) : 0;
     const due = Math.max(this.dueBy, Date.now() + backoff, this.heldUntil);
     // A result arriving while only progress was due must not wait for the progress interval.
     if (this.timer && this.timerDue <= due) return;

@@ -98,6 +98,21 @@ describe('WorkQueue', () => {
     await q.shutdown();
   });
 
+  it('lets retryDelayMs shorten a failure backoff, and hands it the backoff it shortens', async () => {
+    const asked: number[] = [];
+    const q = new WorkQueue({ name: 't', concurrency: 1, backoffBaseMs: 60_000, backoffMaxMs: 60_000, retryDelayMs: (ms) => (asked.push(ms), 20) });
+    let runs = 0;
+    q.start(async () => {
+      if (++runs === 1) throw new Error('server warming up');
+    });
+    q.add('k');
+    for (let i = 0; i < 100 && runs < 2; i++) await tick(10);
+    await q.idle();
+    expect(runs).toBe(2);
+    expect(asked).toEqual([60_000]);
+    await q.shutdown();
+  });
+
   it('honours requeueAfter and keeps the earliest schedule', async () => {
     const q = new WorkQueue({ name: 't', concurrency: 1 });
     const runs: number[] = [];
