@@ -83,10 +83,6 @@ export class WorkQueue {
     this.timers.set(key, { at, timer });
   }
 
-  addRateLimited(key: string): void {
-    this.addAfter(key, this.retryDelay(key));
-  }
-
   private retryDelay(key: string): number {
     const ms = this.backoff.next(key);
     return this.opts.retryDelayMs?.(ms) ?? ms;
