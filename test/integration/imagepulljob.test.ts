@@ -6,6 +6,7 @@ import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { ApiError } from '../../kube/rest.js';
 import { copyName } from '../../manager/imagepulljob/secrets.js';
+import { auditEntries, auditSize } from '../../hack/bench/audit.js';
 import { nodeImages } from '../helpers/daemon.js';
 import { createFakeNode, createFakeNodeImage, FakeDaemon } from '../helpers/fake-daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
@@ -172,6 +173,32 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     daemon.behaviour = () => ({ phase: 'Succeeded' });
     expect(w2.max()).toBe(3);
   });
+
+  it('a reconcile that leaves its last writes running counts them: `parallelism` holds and no node is written twice', async () => {
+    // 250 dispatches are more than a reconcile waits for (manager/imagepulljob/controller.ts,
+    // TAIL_LEFT_RUNNING): it returns with its last 128 writes still going out at the installation's
+    // 30 requests/s, and the job, woken by its first writes, plans again meanwhile. Taken for idle,
+    // those nodes would be dispatched again: a second write queued behind each one under way, sent
+    // from the stale cache and answered 409 Conflict.
+    const pool = `${ns}-wide`;
+    for (let i = 0; i < 300; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, k) => createFakeNodeImage(rest, `${ns}-w${i + k}`, daemon, { pool })));
+    }
+    daemon.behaviour = () => ({ phase: 'Succeeded', afterMs: 15_000 });
+    const from = auditSize(env.auditLog);
+    const j = await createJob('wide', { image: image(6), parallelism: 250, selector: { matchLabels: { pool } } });
+    const w = watchActive(j.metadata?.uid ?? '', key(6));
+    const done = await waitJob('wide', completed, 'completed', 90_000);
+    w.stop();
+    daemon.behaviour = () => ({ phase: 'Succeeded' });
+    expect(w.max()).toBe(250);
+    expect(done.status).toMatchObject({ desired: 300, succeeded: 300, failed: 0, active: 0 });
+    const writes = auditEntries(env.auditLog, from, `"name":"${ns}-w`).filter(
+      (e) => e.stage === 'ResponseComplete' && e.verb === 'update' && !e.objectRef?.subresource && (e.user?.username ?? '').endsWith(':kruise-ts-manager'),
+    );
+    expect(writes.filter((e) => e.responseStatus?.code !== 200).map((e) => `${e.objectRef?.name ?? ''} ${e.responseStatus?.code ?? 0}`)).toEqual([]);
+    expect(writes.length).toBe(300);
+  }, 120_000);
 
   it('follows an edited selector: leaves nodes it no longer selects (stopping their pull), takes the new ones', async () => {
     const a = await fakeNodes(2, { pool: `${ns}-sel-a` });
