@@ -49,6 +49,34 @@ export function managerNodeImageWrites(entries: readonly AuditEntry[], names: Re
 }
 
 /**
+ * How steadily the manager kept its NodeImage spec writes to `names` going, from the API server
+ * receiving its first to `untilMs`: the time none was in flight (received, not yet answered) and
+ * the time fewer than `few` were. A fan-out that waits for each round's slowest write shows here.
+ */
+export function managerWritesInFlight(entries: readonly AuditEntry[], names: ReadonlySet<string>, untilMs: number, few: number): { noneMs: number; fewerMs: number } {
+  const edges: Array<[number, number]> = [];
+  for (const e of entries) {
+    const ref = e.objectRef;
+    if (e.stage !== 'ResponseComplete' || e.verb !== 'update' || ref?.resource !== 'nodeimages' || ref.subresource !== undefined) continue;
+    if (!e.user?.username?.endsWith(':kruise-ts-manager') || !names.has(ref.name ?? '')) continue;
+    edges.push([Date.parse(e.requestReceivedTimestamp ?? ''), 1], [Date.parse(e.stageTimestamp ?? ''), -1]);
+  }
+  edges.sort((a, b) => a[0] - b[0]);
+  let inFlight = 0;
+  let last = edges[0]?.[0] ?? untilMs;
+  let noneMs = 0;
+  let fewerMs = 0;
+  for (const [at, d] of [...edges, [untilMs, 0] as [number, number]]) {
+    const span = Math.max(0, Math.min(at, untilMs) - last);
+    if (inFlight === 0) noneMs += span;
+    if (inFlight < few) fewerMs += span;
+    last = Math.max(last, Math.min(at, untilMs));
+    inFlight += d;
+  }
+  return { noneMs, fewerMs };
+}
+
+/**
  * The manager's watches of `resource` among `entries`: how many it started, the longest time it
  * had none open (from a watch's end to the next one's start), and the longest it took to ask again
  * (from that end to the API server receiving the next request): the rest of a gap is the server

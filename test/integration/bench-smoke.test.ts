@@ -43,6 +43,8 @@ describe('benchmark harness (smoke)', () => {
     expect(figures.get('simFanoutRatio')).toBeGreaterThan(0);
     // The machine's CPU during the jobs (every process, from /proc/stat), split by who used it.
     expect(figures.get('simMachineCpuPercent')).toBeGreaterThan(0);
+    // How steadily the manager's writes went out, from the audit log.
+    expect(sim.out).toMatch(/\| the manager's NodeImage writes in flight during the one job's fan-out .* \| \d+\.\d s; \d+\.\d s \| \|/);
     // The window at rest opens only once the deleted jobs' images have left every NodeImage.
     expect(sim.out).toMatch(/\| the deleted jobs' images gone from every NodeImage .* \| \d+\.\d s; 0 \| \|/);
     expect(sim.out).toMatch(/\| at rest \(0\.1 min, from 10 s after that\): watch requests per daemon per 5 min \| \d+\.\d\d \| ≤ 1 \|/);

@@ -1,7 +1,7 @@
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { auditEntries, managerNodeImageWrites, managerWatchGaps } from '../../hack/bench/audit.js';
+import { auditEntries, managerNodeImageWrites, managerWatchGaps, managerWritesInFlight } from '../../hack/bench/audit.js';
 
 const MANAGER = 'system:serviceaccount:kruise-ts-system:kruise-ts-manager';
 const DAEMON = 'system:serviceaccount:kruise-ts-system:kruise-ts-daemon';
@@ -72,5 +72,27 @@ describe('managerNodeImageWrites', () => {
     ]);
     expect(managerNodeImageWrites(auditEntries(log, 0, '"nodeimages"'), new Set(['n1', 'n2']), 2)).toEqual({ count: 3, placedMs: Date.parse('2026-12-02T10:00:04.000Z') });
     expect(managerNodeImageWrites(auditEntries(log, 0, '"nodeimages"'), new Set(['n1', 'n2']), 5).placedMs).toBe(Date.parse('2026-12-02T10:00:06.000Z'));
+  });
+});
+
+describe('managerWritesInFlight', () => {
+  it("measures the time with none and with few of the manager's spec writes in flight, up to the end given", () => {
+    const log = logOf([
+      // 00–02 two writes, 02–03 one, 03–04 none, 04–06 one (one answered as the next is received: no gap).
+      entry({ id: 'a', stage: 'ResponseComplete', verb: 'update', received: '00.000', at: '02.000', name: 'n1' }),
+      entry({ id: 'b', stage: 'ResponseComplete', verb: 'update', received: '00.000', at: '03.000', name: 'n2', code: 409 }),
+      entry({ id: 'c', stage: 'ResponseComplete', verb: 'update', received: '04.000', at: '05.000', name: 'n1' }),
+      entry({ id: 'd', stage: 'ResponseComplete', verb: 'update', received: '05.000', at: '06.000', name: 'n2' }),
+      // Not the manager's spec writes to these NodeImages.
+      entry({ id: 'e', stage: 'ResponseComplete', verb: 'update', received: '03.000', at: '04.000', name: 'n1', subresource: 'status' }),
+      entry({ id: 'f', stage: 'ResponseComplete', verb: 'update', received: '03.000', at: '04.000', name: 'other' }),
+      entry({ id: 'g', stage: 'ResponseComplete', verb: 'update', received: '03.000', at: '04.000', name: 'n2', user: DAEMON }),
+    ]);
+    const entries = auditEntries(log, 0, '"nodeimages"');
+    const names = new Set(['n1', 'n2']);
+    expect(managerWritesInFlight(entries, names, Date.parse('2026-12-02T10:00:06.000Z'), 2)).toEqual({ noneMs: 1000, fewerMs: 4000 });
+    // Cut at 04.500: the last write's time is not counted.
+    expect(managerWritesInFlight(entries, names, Date.parse('2026-12-02T10:00:04.500Z'), 2)).toEqual({ noneMs: 1000, fewerMs: 2500 });
+    expect(managerWritesInFlight([], names, 0, 2)).toEqual({ noneMs: 0, fewerMs: 0 });
   });
 });
