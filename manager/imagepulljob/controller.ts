@@ -64,9 +64,9 @@ const MAX_DISPATCH_PER_RECONCILE = 500;
 /**
  * A reconcile whose writes are down to this many returns, and the next one plans while they finish.
  * Waiting for a 500-node chunk's last writes left most slots idle for its slowest write, then for
- * the status write and the next reconcile: at 5,000 nodes a tenth of each round, ten times over
- * (bench:scale's fan-out at 1.5 of its plain client). Twice the slots: the next chunk's first
- * writes are queued before the slots run dry.
+ * the status write and the next reconcile: over a 5,000-node fan-out, 1.4–2.8 s with no write in
+ * flight and 15–22 s with fewer than 48 (BENCHMARKS.md, "the rounds' idle write slots"). Twice the
+ * slots: the next chunk's first writes are queued before the slots run dry.
  */
 const TAIL_LEFT_RUNNING = 2 * WRITES_IN_FLIGHT;
 /** Events from NodeImages and pods are gathered this long, so a burst of them is one reconcile. */
