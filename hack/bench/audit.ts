@@ -30,6 +30,21 @@ export function auditEntries(auditLog: string, from: number, mustContain: string
   return text.split('\n').flatMap((line) => (line.includes(mustContain) && line.endsWith('}') ? [JSON.parse(line) as AuditEntry] : []));
 }
 
+/** The manager's answered updates of the NodeImage specs (not their status) of `names`, whatever the answer. */
+export function managerSpecWrites(entries: readonly AuditEntry[], names: ReadonlySet<string>): AuditEntry[] {
+  return entries.filter((e) => {
+    const ref = e.objectRef;
+    return (
+      e.stage === 'ResponseComplete' &&
+      e.verb === 'update' &&
+      ref?.resource === 'nodeimages' &&
+      ref.subresource === undefined &&
+      (e.user?.username?.endsWith(':kruise-ts-manager') ?? false) &&
+      names.has(ref.name ?? '')
+    );
+  });
+}
+
 /**
  * The manager's NodeImage spec writes to `names` among `entries`: how many the API server accepted,
  * and when it answered the `placing`-th: the one that completed a fan-out of that many, not counting
@@ -37,14 +52,10 @@ export function auditEntries(auditLog: string, from: number, mustContain: string
  * several jobs' tags); NaN with none.
  */
 export function managerNodeImageWrites(entries: readonly AuditEntry[], names: ReadonlySet<string>, placing: number): { count: number; placedMs: number } {
-  const answered: number[] = [];
-  for (const e of entries) {
-    const ref = e.objectRef;
-    if (e.stage !== 'ResponseComplete' || e.verb !== 'update' || ref?.resource !== 'nodeimages' || ref.subresource !== undefined) continue;
-    if (!e.user?.username?.endsWith(':kruise-ts-manager') || !names.has(ref.name ?? '') || (e.responseStatus?.code ?? 0) >= 300) continue;
-    answered.push(Date.parse(e.stageTimestamp ?? ''));
-  }
-  answered.sort((a, b) => a - b);
+  const answered = managerSpecWrites(entries, names)
+    .filter((e) => (e.responseStatus?.code ?? 0) < 300)
+    .map((e) => Date.parse(e.stageTimestamp ?? ''))
+    .sort((a, b) => a - b);
   return { count: answered.length, placedMs: answered[Math.min(placing, answered.length) - 1] ?? Number.NaN };
 }
 
@@ -54,13 +65,10 @@ export function managerNodeImageWrites(entries: readonly AuditEntry[], names: Re
  * the time fewer than `few` were. A fan-out that waits for each round's slowest write shows here.
  */
 export function managerWritesInFlight(entries: readonly AuditEntry[], names: ReadonlySet<string>, untilMs: number, few: number): { noneMs: number; fewerMs: number } {
-  const edges: Array<[number, number]> = [];
-  for (const e of entries) {
-    const ref = e.objectRef;
-    if (e.stage !== 'ResponseComplete' || e.verb !== 'update' || ref?.resource !== 'nodeimages' || ref.subresource !== undefined) continue;
-    if (!e.user?.username?.endsWith(':kruise-ts-manager') || !names.has(ref.name ?? '')) continue;
-    edges.push([Date.parse(e.requestReceivedTimestamp ?? ''), 1], [Date.parse(e.stageTimestamp ?? ''), -1]);
-  }
+  const edges = managerSpecWrites(entries, names).flatMap((e): Array<[number, number]> => [
+    [Date.parse(e.requestReceivedTimestamp ?? ''), 1],
+    [Date.parse(e.stageTimestamp ?? ''), -1],
+  ]);
   edges.sort((a, b) => a[0] - b[0]);
   let inFlight = 0;
   let last = edges[0]?.[0] ?? untilMs;
