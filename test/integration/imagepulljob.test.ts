@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { ImageListPullJob } from '../../api/types/imagelistpulljob.js';
 import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { NodeImage } from '../../api/types/nodeimage.js';
@@ -11,6 +12,7 @@ import { nodeImages } from '../helpers/daemon.js';
 import { createFakeNode, createFakeNodeImage, FakeDaemon } from '../helpers/fake-daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
 import { installation, scrape, sum, writes } from '../helpers/manager.js';
+import { RefusingWebhook } from '../helpers/refusing-webhook.js';
 
 // ImagePullJob and ImageListPullJob through the real API server and the shared kruise-manager, on
 // NodeImages whose node has no kruise-daemon: a fake daemon answers their tags like the real one.
@@ -198,6 +200,60 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     expect(writes.filter((e) => e.responseStatus?.code !== 200).map((e) => `${e.objectRef?.name ?? ''} ${e.responseStatus?.code ?? 0}`)).toEqual([]);
     expect(writes.length).toBe(300);
   }, 120_000);
+
+  it("a write that fails among a reconcile's last ones, left running, fails the job's next reconcile, and the node is written on the retry", async () => {
+    // Of more than 128 writes, a reconcile returns while its last ones are out: their failures can
+    // only reach the work queue (its backoff, its log line) through the next reconcile.
+    const pool = `${ns}-tail`;
+    const labels = { 'kruise-ts.test/refuse': ns };
+    for (let i = 0; i < 300; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, k) => createFakeNodeImage(rest, `${ns}-t${i + k}`, daemon, { pool, ...labels })));
+    }
+    await createFakeNodeImage(rest, `${ns}-tprobe`, daemon, labels);
+    const targets = new Set(Array.from({ length: 10 }, (_, i) => `${ns}-t${i * 30}`));
+    // Refused until the manager has logged the failure: the API server retries a refused update
+    // once itself when it tried it on its watch cache's copy, so a single refusal would not reach the manager.
+    let armed = true;
+    const hook = await RefusingWebhook.start(rest, {
+      name: `${ns}-refuse`,
+      group: 'apps.kruise.io',
+      resource: 'nodeimages',
+      labels,
+      refuse: (name, user) => (user.endsWith(':kruise-ts-manager') ? armed && targets.has(name) : name === `${ns}-tprobe`),
+      probe: async () => nis.update(await nis.get(undefined, `${ns}-tprobe`)),
+    });
+    try {
+      const from = auditSize(env.auditLog);
+      await createJob('tail', { image: image(7), parallelism: 300, selector: { matchLabels: { pool } } });
+      // "k of n NodeImage writes failed" with n above 128: a round that returned before its last
+      // writes, reported by the reconcile after it. Smaller rounds (the refused nodes tried again)
+      // report their own failures at once.
+      const failedRound = await eventually(() => {
+        const rounds = readFileSync(installation().manager.log, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"message":"reconcile failed, will retry"') && l.includes(`"key":"${ns}/tail"`))
+          .map((l) => JSON.parse(l) as { error?: string; cause?: string })
+          .filter((l) => l.cause?.includes(`refused by ${ns}-refuse`))
+          .map((l) => /^(\d+) of (\d+) NodeImage writes failed$/.exec(l.error ?? ''))
+          .filter((m) => m !== null && Number(m[2]) > 128);
+        expect(rounds.length).toBeGreaterThan(0);
+        return rounds[0];
+      }, 60_000);
+      expect(failedRound?.[1]).toBe('10');
+      armed = false;
+      const done = await waitJob('tail', completed, 'completed', 90_000);
+      expect(done.status).toMatchObject({ desired: 300, succeeded: 300, failed: 0, active: 0 });
+      expect(new Set(hook.refused)).toEqual(targets);
+      const names = new Set(Array.from({ length: 300 }, (_, i) => `${ns}-t${i}`));
+      const writes = managerSpecWrites(auditEntries(env.auditLog, from, `"name":"${ns}-t`), names);
+      expect(new Set(writes.filter((e) => e.responseStatus?.code === 403).map((e) => e.objectRef?.name))).toEqual(targets);
+      const written = writes.filter((e) => e.responseStatus?.code === 200).map((e) => e.objectRef?.name);
+      expect(written.length).toBe(300);
+      expect(new Set(written).size).toBe(300);
+    } finally {
+      await hook.stop();
+    }
+  }, 150_000);
 
   it('follows an edited selector: leaves nodes it no longer selects (stopping their pull), takes the new ones', async () => {
     const a = await fakeNodes(2, { pool: `${ns}-sel-a` });
