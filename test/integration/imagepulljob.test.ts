@@ -211,8 +211,9 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     }
     await createFakeNodeImage(rest, `${ns}-tprobe`, daemon, labels);
     const targets = new Set(Array.from({ length: 10 }, (_, i) => `${ns}-t${i * 30}`));
-    // Refused until the manager has logged the failure: the API server retries a refused update
-    // once itself when it tried it on its watch cache's copy, so a single refusal would not reach the manager.
+    // Refused until the manager has logged the failure: the API server tries an update on its watch
+    // cache's copy first and on any error tries again on etcd's (GuaranteedUpdate in
+    // k8s.io/apiserver/pkg/storage/etcd3/store.go), so a single refusal never reached the manager.
     let armed = true;
     const hook = await RefusingWebhook.start(rest, {
       name: `${ns}-refuse`,

@@ -272,9 +272,10 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const fanoutSeconds = Math.max(...times.map((t) => ((t?.seenLast ?? start) - start) / 1000));
   const lastStatusSeconds = Math.max(...times.map((t) => ((t?.doneLast ?? start) - start) / 1000));
   const audited = auditEntries(env.auditLog, auditFrom, '"nodeimages"');
-  const written = managerNodeImageWrites(audited, new Set(names), N * n);
+  const nodeSet = new Set(names);
+  const written = managerNodeImageWrites(audited, nodeSet, N * n);
   const managerWatch = managerWatchGaps(audited, 'nodeimages');
-  const managerInFlight = managerWritesInFlight(audited, new Set(names), written.placedMs, FEW_WRITES);
+  const managerInFlight = managerWritesInFlight(audited, nodeSet, written.placedMs, FEW_WRITES);
   for (const name of jobNames) await jobs.delete(NS, name).catch(() => undefined);
   const firstStatusSeconds = (Math.max(...statusSeen.values()) - start) / 1000;
   return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, managerInFlight, fanoutSeconds, lastStatusSeconds, firstStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak, machineCpu, workersCpu };
