@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { KubeObject } from '../../api/types/common.js';
 import { generateCerts } from '../../manager/webhook/certs.js';
 import { Resource } from '../../kube/resource.js';
-import type { RestClient } from '../../kube/rest.js';
+import { ApiError, type RestClient } from '../../kube/rest.js';
 
 interface Review {
   request?: { uid: string; name?: string; userInfo?: { username?: string } };
@@ -68,7 +68,8 @@ export class RefusingWebhook {
     const deadline = Date.now() + 30_000;
     for (;;) {
       const err = await opts.probe().then(() => undefined, (e: unknown) => e);
-      if (err !== undefined) break;
+      if (err instanceof ApiError && err.status === 403 && err.message.includes(`refused by ${opts.name}`)) break;
+      if (err !== undefined) throw err;
       if (Date.now() > deadline) throw new Error(`the API server never called webhook ${opts.name}`);
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -54,6 +54,13 @@ async function fakeNodes(n: number, labels: Record<string, string> = {}): Promis
   return names;
 }
 
+/** `n` NodeImages named `<ns>-<prefix><i>`, created 50 at a time: their names. */
+async function manyFakeNodeImages(prefix: string, n: number, labels: Record<string, string>): Promise<Set<string>> {
+  const names = Array.from({ length: n }, (_, i) => `${ns}-${prefix}${i}`);
+  for (let i = 0; i < n; i += 50) await Promise.all(names.slice(i, i + 50).map((name) => createFakeNodeImage(rest, name, daemon, labels)));
+  return new Set(names);
+}
+
 const image = (i: number): string => `${env.registryOpen}/many-${String(i).padStart(3, '0')}:1.0`;
 const key = (i: number): string => `${env.registryOpen}/many-${String(i).padStart(3, '0')}`;
 
@@ -183,9 +190,7 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     // those nodes would be dispatched again: a second write queued behind each one under way, sent
     // from the stale cache and answered 409 Conflict.
     const pool = `${ns}-wide`;
-    for (let i = 0; i < 300; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, k) => createFakeNodeImage(rest, `${ns}-w${i + k}`, daemon, { pool })));
-    }
+    const names = await manyFakeNodeImages('w', 300, { pool });
     daemon.behaviour = () => ({ phase: 'Succeeded', afterMs: 15_000 });
     const from = auditSize(env.auditLog);
     const j = await createJob('wide', { image: image(6), parallelism: 250, selector: { matchLabels: { pool } } });
@@ -195,7 +200,6 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     daemon.behaviour = () => ({ phase: 'Succeeded' });
     expect(w.max()).toBe(250);
     expect(done.status).toMatchObject({ desired: 300, succeeded: 300, failed: 0, active: 0 });
-    const names = new Set(Array.from({ length: 300 }, (_, i) => `${ns}-w${i}`));
     const writes = managerSpecWrites(auditEntries(env.auditLog, from, `"name":"${ns}-w`), names);
     expect(writes.filter((e) => e.responseStatus?.code !== 200).map((e) => `${e.objectRef?.name ?? ''} ${e.responseStatus?.code ?? 0}`)).toEqual([]);
     expect(writes.length).toBe(300);
@@ -206,9 +210,7 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     // only reach the work queue (its backoff, its log line) through the next reconcile.
     const pool = `${ns}-tail`;
     const labels = { 'kruise-ts.test/refuse': ns };
-    for (let i = 0; i < 300; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, k) => createFakeNodeImage(rest, `${ns}-t${i + k}`, daemon, { pool, ...labels })));
-    }
+    const names = await manyFakeNodeImages('t', 300, { pool, ...labels });
     await createFakeNodeImage(rest, `${ns}-tprobe`, daemon, labels);
     const targets = new Set(Array.from({ length: 10 }, (_, i) => `${ns}-t${i * 30}`));
     // Refused until the manager has logged the failure: the API server tries an update on its watch
@@ -245,7 +247,6 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
       const done = await waitJob('tail', completed, 'completed', 90_000);
       expect(done.status).toMatchObject({ desired: 300, succeeded: 300, failed: 0, active: 0 });
       expect(new Set(hook.refused)).toEqual(targets);
-      const names = new Set(Array.from({ length: 300 }, (_, i) => `${ns}-t${i}`));
       const writes = managerSpecWrites(auditEntries(env.auditLog, from, `"name":"${ns}-t`), names);
       expect(new Set(writes.filter((e) => e.responseStatus?.code === 403).map((e) => e.objectRef?.name))).toEqual(targets);
       const written = writes.filter((e) => e.responseStatus?.code === 200).map((e) => e.objectRef?.name);
