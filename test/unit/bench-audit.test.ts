@@ -50,13 +50,25 @@ describe('managerWatchGaps', () => {
       // Asked again 1.5 s after the end; the server took 6 s more to start it.
       entry({ id: 'w2', stage: 'ResponseStarted', verb: 'watch', at: '12.500', received: '06.500' }),
     ]);
-    expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'nodeimages')).toEqual({ requests: 3, longestGapMs: 7500, longestAskAgainMs: 2000 });
+    expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'nodeimages')).toEqual({ requests: 3, longestGapMs: 7500, longestAskAgainMs: 2000, lists: 0, longestListMs: 0 });
+  });
+
+  it("counts the manager's lists between watches and the longest, not a daemon's", () => {
+    const log = logOf([
+      entry({ id: 'w1', stage: 'ResponseStarted', verb: 'watch', at: '01.000' }),
+      entry({ id: 'w1', stage: 'ResponseComplete', verb: 'watch', at: '02.000' }),
+      // A re-list after a 410: 20 s of the 21 s gap.
+      entry({ id: 'l1', stage: 'ResponseComplete', verb: 'list', at: '22.500', received: '02.500' }),
+      entry({ id: 'l2', stage: 'ResponseComplete', verb: 'list', at: '23.000', received: '01.000', user: DAEMON }),
+      entry({ id: 'w2', stage: 'ResponseStarted', verb: 'watch', at: '23.000', received: '22.900' }),
+    ]);
+    expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'nodeimages')).toEqual({ requests: 2, longestGapMs: 21000, longestAskAgainMs: 20900, lists: 1, longestListMs: 20000 });
   });
 
   it('finds no gap while a watch stays open', () => {
     const log = logOf([entry({ id: 'w1', stage: 'ResponseStarted', verb: 'watch', at: '03.000' })]);
-    expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'nodeimages')).toEqual({ requests: 1, longestGapMs: 0, longestAskAgainMs: 0 });
-    expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'containerrecreaterequests')).toEqual({ requests: 0, longestGapMs: 0, longestAskAgainMs: 0 });
+    expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'nodeimages')).toEqual({ requests: 1, longestGapMs: 0, longestAskAgainMs: 0, lists: 0, longestListMs: 0 });
+    expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'containerrecreaterequests')).toEqual({ requests: 0, longestGapMs: 0, longestAskAgainMs: 0, lists: 0, longestListMs: 0 });
   });
 });
 
