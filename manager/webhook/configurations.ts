@@ -88,7 +88,7 @@ function webhookConfigurations(target: WebhookTarget, caPem: string | undefined,
 }
 
 const mutatingType: ResourceType = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', namespaced: false };
-const validatingType: ResourceType = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false };
+export const validatingType: ResourceType = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false };
 
 async function upsert(res: Resource<WebhookConfiguration>, desired: WebhookConfiguration): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { KubeObject } from '../../api/types/common.js';
 import { generateCerts } from '../../manager/webhook/certs.js';
+import { validatingType } from '../../manager/webhook/configurations.js';
 import { Resource } from '../../kube/resource.js';
 import { ApiError, type RestClient } from '../../kube/rest.js';
 
@@ -47,7 +48,7 @@ export class RefusingWebhook {
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const configs = new Resource<KubeObject>(rest, { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false });
+    const configs = new Resource<KubeObject>(rest, validatingType);
     const hook = new RefusingWebhook(refused, server, configs, opts.name);
     await configs.create({
       metadata: { name: opts.name },
