@@ -5,7 +5,6 @@ import { core, Resource, type ResourceType } from '../kube/resource.js';
 import type { Rendered } from './kustomize.js';
 
 const rbac = (plural: string, kind: string, namespaced: boolean): ResourceType => ({ group: 'rbac.authorization.k8s.io', version: 'v1', plural, kind, namespaced });
-const admission = (plural: string, kind: string): ResourceType => ({ group: 'admissionregistration.k8s.io', version: 'v1', plural, kind, namespaced: false });
 
 export const applicable: Record<string, ResourceType> = {
   Namespace: core.namespaces,
@@ -15,8 +14,8 @@ export const applicable: Record<string, ResourceType> = {
   ClusterRoleBinding: rbac('clusterrolebindings', 'ClusterRoleBinding', false),
   Role: rbac('roles', 'Role', true),
   RoleBinding: rbac('rolebindings', 'RoleBinding', true),
-  MutatingWebhookConfiguration: admission('mutatingwebhookconfigurations', 'MutatingWebhookConfiguration'),
-  ValidatingWebhookConfiguration: admission('validatingwebhookconfigurations', 'ValidatingWebhookConfiguration'),
+  MutatingWebhookConfiguration: core.mutatingwebhookconfigurations,
+  ValidatingWebhookConfiguration: core.validatingwebhookconfigurations,
 };
 
 /**

@@ -2,7 +2,7 @@ import { EVENT_TYPE_WARNING, REASON_OPENKRUISE_CONFLICT } from '../../api/events
 import type { EventRecorder, EventTarget } from '../../kube/events.js';
 import { errorFields, type Logger } from '../../kube/log.js';
 import { ApiError, type RestClient } from '../../kube/rest.js';
-import { Resource, type ResourceType } from '../../kube/resource.js';
+import { core, Resource, type ResourceType } from '../../kube/resource.js';
 import {
   OPENKRUISE_DAEMONSET,
   OPENKRUISE_MANAGER_DEPLOYMENT,
@@ -17,7 +17,6 @@ import {
 const POLL_MS = 30_000;
 
 const apps = (plural: string, kind: string): ResourceType => ({ group: 'apps', version: 'v1', plural, kind, namespaced: true });
-const admission = (plural: string, kind: string): ResourceType => ({ group: 'admissionregistration.k8s.io', version: 'v1', plural, kind, namespaced: false });
 
 async function getOrUndefined<T extends object>(res: Resource<T & { metadata?: object }>, namespace: string | undefined, name: string): Promise<T | undefined> {
   try {
@@ -51,8 +50,8 @@ export class OpenKruiseWatch {
     this.daemonSets = new Resource(rest, apps('daemonsets', 'DaemonSet'));
     this.deployments = new Resource(rest, apps('deployments', 'Deployment'));
     this.configurations = [
-      new Resource(rest, admission('mutatingwebhookconfigurations', 'MutatingWebhookConfiguration')),
-      new Resource(rest, admission('validatingwebhookconfigurations', 'ValidatingWebhookConfiguration')),
+      new Resource(rest, core.mutatingwebhookconfigurations),
+      new Resource(rest, core.validatingwebhookconfigurations),
     ];
   }
 

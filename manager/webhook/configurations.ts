@@ -3,7 +3,7 @@ import { DEFAULT_KRUISE_NAMESPACE, DEFAULT_WEBHOOK_SERVICE, MUTATING_WEBHOOK_CON
 import { covers } from '../../kube/covers.js';
 import { ApiError } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
-import { Resource, type ResourceType } from '../../kube/resource.js';
+import { core, Resource } from '../../kube/resource.js';
 import type { RestClient } from '../../kube/rest.js';
 
 
@@ -87,9 +87,6 @@ function webhookConfigurations(target: WebhookTarget, caPem: string | undefined,
   };
 }
 
-const mutatingType: ResourceType = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', namespaced: false };
-export const validatingType: ResourceType = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false };
-
 async function upsert(res: Resource<WebhookConfiguration>, desired: WebhookConfiguration): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
@@ -114,6 +111,6 @@ async function upsert(res: Resource<WebhookConfiguration>, desired: WebhookConfi
 /** Creates the webhook configurations or injects the CA and target into those deploy/ installed. */
 export async function injectWebhookConfigurations(rest: RestClient, target: WebhookTarget, caPem: string, ownNode: boolean): Promise<void> {
   const { mutating, validating } = webhookConfigurations(target, caPem, ownNode);
-  await upsert(new Resource<WebhookConfiguration>(rest, mutatingType), mutating);
-  await upsert(new Resource<WebhookConfiguration>(rest, validatingType), validating);
+  await upsert(new Resource<WebhookConfiguration>(rest, core.mutatingwebhookconfigurations), mutating);
+  await upsert(new Resource<WebhookConfiguration>(rest, core.validatingwebhookconfigurations), validating);
 }

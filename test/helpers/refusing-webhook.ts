@@ -2,8 +2,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { KubeObject } from '../../api/types/common.js';
 import { generateCerts } from '../../manager/webhook/certs.js';
-import { validatingType } from '../../manager/webhook/configurations.js';
-import { Resource } from '../../kube/resource.js';
+import { core, Resource } from '../../kube/resource.js';
 import { ApiError, type RestClient } from '../../kube/rest.js';
 
 interface Review {
@@ -48,7 +47,7 @@ export class RefusingWebhook {
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const configs = new Resource<KubeObject>(rest, validatingType);
+    const configs = new Resource<KubeObject>(rest, core.validatingwebhookconfigurations);
     const hook = new RefusingWebhook(refused, server, configs, opts.name);
     await configs.create({
       metadata: { name: opts.name },

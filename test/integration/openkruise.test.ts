@@ -28,10 +28,9 @@ const jobs = new Resource<ImagePullJob>(rest, kruise.imagePullJobs);
 const crrs = new Resource<ContainerRecreateRequest>(rest, kruise.crrs);
 const pods = new Resource<Pod & KubeObject>(rest, core.pods);
 type WebhookConfiguration = KubeObject & { webhooks?: Array<{ name: string; clientConfig: { caBundle?: string }; rules?: Array<{ resources?: string[] }> }> };
-const admissionType = (kind: string, plural: string): ResourceType => ({ group: 'admissionregistration.k8s.io', version: 'v1', plural, kind, namespaced: false });
 const configurations = [
-  new Resource<WebhookConfiguration>(rest, admissionType('MutatingWebhookConfiguration', 'mutatingwebhookconfigurations')),
-  new Resource<WebhookConfiguration>(rest, admissionType('ValidatingWebhookConfiguration', 'validatingwebhookconfigurations')),
+  new Resource<WebhookConfiguration>(rest, core.mutatingwebhookconfigurations),
+  new Resource<WebhookConfiguration>(rest, core.validatingwebhookconfigurations),
 ];
 const configurationNames = ['kruise-mutating-webhook-configuration', 'kruise-validating-webhook-configuration'];
 const fixture = openKruiseObjects();
