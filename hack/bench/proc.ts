@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Resident memory of a process (or this one), from /proc. */
 export function rssMiB(pid: number | 'self'): number {
@@ -9,6 +9,15 @@ export function rssMiB(pid: number | 'self'): number {
 /** The highest resident memory a process has had since it started (VmHWM), from /proc. */
 export function peakRssMiB(pid: number): number {
   return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+}
+
+/** How many file descriptors a process holds open now, from /proc (0 once it is gone). */
+export function openFds(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return 0;
+  }
 }
 
 /** CPU seconds a process has used (user + system), from /proc. */

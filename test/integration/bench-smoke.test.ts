@@ -49,6 +49,9 @@ describe('benchmark harness (smoke)', () => {
     // The window at rest opens only once the deleted jobs' images have left every NodeImage.
     expect(sim.out).toMatch(/\| the deleted jobs' images gone from every NodeImage .* \| \d+\.\d s; 0 \| \|/);
     expect(sim.out).toMatch(/\| at rest \(0\.1 min, from 10 s after that\): watch requests per daemon per 5 min \| \d+\.\d\d \| ≤ 1 \|/);
+    // What thousands of clients cost the API server besides CPU and memory: its open sockets.
+    expect(sim.out).toMatch(/\| API server CPU during the jobs; peak RSS; open file descriptors at most \| \d+% of a core; \d+ MiB; [1-9]\d* \| \|/);
+    expect(sim.out).toMatch(/\| manager CPU during the jobs; peak RSS; open file descriptors at most \| \d+% of a core; \d+ MiB; [1-9]\d* \| < 500 MiB \|/);
     expect(sim.out).toMatch(/\| CPU during the jobs, in % of a core \(the machine has \d+\): .* \| (\d+)%; (\d+)%; (\d+)%; (\d+)%; -?(\d+)% \| \|/);
 
     const cmp = await node('hack/bench/compare.js', [results], {});

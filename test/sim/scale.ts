@@ -22,7 +22,7 @@ import { discoverKruise } from '../../kube/kruise.js';
 import { rootLogger } from '../../kube/log.js';
 import { RestClient } from '../../kube/rest.js';
 import { core, PATCH_MERGE, Resource } from '../../kube/resource.js';
-import { cpuSeconds, machineCpuMs, rssMiB } from '../../hack/bench/proc.js';
+import { cpuSeconds, machineCpuMs, openFds, rssMiB } from '../../hack/bench/proc.js';
 import { record } from '../../hack/bench/stats.js';
 import { auditEntries, auditSize, managerNodeImageWrites, managerWatchGaps, managerWritesInFlight } from '../../hack/bench/audit.js';
 import type { FromWorker, ImageTimes, ToWorker } from './scale-worker.js';
@@ -229,6 +229,9 @@ interface JobsRun {
   peak: number;
   apiCpu: number;
   apiPeak: number;
+  /** The most file descriptors each held open, sampled every second: sockets are what thousands of clients cost. */
+  fdPeak: number;
+  apiFdPeak: number;
   /** CPU seconds of every process on the machine, and of the simulated daemons' workers. */
   machineCpu: number;
   workersCpu: number;
@@ -242,6 +245,8 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const workers0 = workersCpuSeconds();
   let peak = rssMiB(managerPid);
   let apiPeak = apiServerPid ? rssMiB(apiServerPid) : 0;
+  let fdPeak = openFds(managerPid);
+  let apiFdPeak = apiServerPid ? openFds(apiServerPid) : 0;
   const auditFrom = auditSize(env.auditLog);
   const start = Date.now();
   const created = await Promise.all(
@@ -257,6 +262,8 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   for (;;) {
     peak = Math.max(peak, rssMiB(managerPid));
     if (apiServerPid) apiPeak = Math.max(apiPeak, rssMiB(apiServerPid));
+    fdPeak = Math.max(fdPeak, openFds(managerPid));
+    if (apiServerPid) apiFdPeak = Math.max(apiFdPeak, openFds(apiServerPid));
     const now = await Promise.all(jobNames.map(async (name) => ({ name, job: await jobs.get(NS, name) })));
     for (const { name, job } of now) if (job.status?.startTime && !statusSeen.has(name)) statusSeen.set(name, Date.now());
     if (now.every(({ job }) => job.status?.completionTime !== undefined)) break;
@@ -278,7 +285,7 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const managerInFlight = managerWritesInFlight(audited, nodeSet, written.placedMs, FEW_WRITES);
   for (const name of jobNames) await jobs.delete(NS, name).catch(() => undefined);
   const firstStatusSeconds = (Math.max(...statusSeen.values()) - start) / 1000;
-  return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, managerInFlight, fanoutSeconds, lastStatusSeconds, firstStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak, machineCpu, workersCpu };
+  return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, managerInFlight, fanoutSeconds, lastStatusSeconds, firstStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak, fdPeak, apiFdPeak, machineCpu, workersCpu };
 }
 
 const lim = await limitWrites();
@@ -397,8 +404,8 @@ if (rest) {
   console.log(`| at rest: manager RSS; manager CPU; API server CPU | ${f(rest.managerRssMiB, 0)} MiB; ${f(rest.managerCpuPercent)}% of a core; ${f(rest.apiCpuPercent)}% | |`);
 }
 console.log(`| NodeImage status writes per node per tag (one job; ${JOBS} jobs) | ${f(one.writes / N, 2)}; ${f(many.writes / (N * JOBS), 2)} | ≤ 3 |`);
-console.log(`| manager CPU during the jobs; peak RSS | ${f(managerCpuPercent, 0)}% of a core; ${f(managerPeak, 0)} MiB | < 500 MiB |`);
-console.log(`| API server CPU during the jobs; peak RSS | ${f(percentOfRun(apiCpu), 0)}% of a core; ${f(Math.max(one.apiPeak, many.apiPeak), 0)} MiB | |`);
+console.log(`| manager CPU during the jobs; peak RSS; open file descriptors at most | ${f(managerCpuPercent, 0)}% of a core; ${f(managerPeak, 0)} MiB; ${Math.max(one.fdPeak, many.fdPeak)} | < 500 MiB |`);
+console.log(`| API server CPU during the jobs; peak RSS; open file descriptors at most | ${f(percentOfRun(apiCpu), 0)}% of a core; ${f(Math.max(one.apiPeak, many.apiPeak), 0)} MiB; ${Math.max(one.apiFdPeak, many.apiFdPeak)} | |`);
 const share = (cpu: number): string => `${f(percentOfRun(cpu), 0)}%`;
 console.log(
   `| CPU during the jobs, in % of a core (the machine has ${cpus().length}): every process; the API server; the simulated daemons; the manager; the rest (etcd, this benchmark, the system) | ${share(machineCpu)}; ${share(apiCpu)}; ${share(workersCpu)}; ${share(managerCpu)}; ${share(machineCpu - apiCpu - workersCpu - managerCpu)} | |`,
