@@ -226,16 +226,22 @@ interface JobsRun {
   firstStatusSeconds: number;
   writes: number;
   cpu: number;
-  peak: number;
+  peak: Peak;
   apiCpu: number;
-  apiPeak: number;
-  /** The most file descriptors each held open, sampled every second: sockets are what thousands of clients cost. */
-  fdPeak: number;
-  apiFdPeak: number;
+  apiPeak: Peak;
   /** CPU seconds of every process on the machine, and of the simulated daemons' workers. */
   machineCpu: number;
   workersCpu: number;
 }
+/** A process's most RSS and open file descriptors (sockets: what thousands of clients cost), sampled every second. */
+interface Peak {
+  rssMiB: number;
+  fds: number;
+}
+function samplePeak(pid: number | undefined, was: Peak = { rssMiB: 0, fds: 0 }): Peak {
+  return pid === undefined ? was : { rssMiB: Math.max(was.rssMiB, rssMiB(pid)), fds: Math.max(was.fds, openFds(pid)) };
+}
+const higher = (a: Peak, b: Peak): Peak => ({ rssMiB: Math.max(a.rssMiB, b.rssMiB), fds: Math.max(a.fds, b.fds) });
 const workersCpuSeconds = (): number => workers.reduce((a, w) => a + (w.child.pid ? cpuSeconds(w.child.pid) : 0), 0);
 async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const before = statusWrites(await totals());
@@ -243,10 +249,8 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const api0 = apiServerPid ? cpuSeconds(apiServerPid) : 0;
   const machine0 = machineCpuMs();
   const workers0 = workersCpuSeconds();
-  let peak = rssMiB(managerPid);
-  let apiPeak = apiServerPid ? rssMiB(apiServerPid) : 0;
-  let fdPeak = openFds(managerPid);
-  let apiFdPeak = apiServerPid ? openFds(apiServerPid) : 0;
+  let peak = samplePeak(managerPid);
+  let apiPeak = samplePeak(apiServerPid);
   const auditFrom = auditSize(env.auditLog);
   const start = Date.now();
   const created = await Promise.all(
@@ -260,10 +264,8 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const jobNames = created.map((j) => j.metadata?.name ?? '');
   const statusSeen = new Map<string, number>();
   for (;;) {
-    peak = Math.max(peak, rssMiB(managerPid));
-    if (apiServerPid) apiPeak = Math.max(apiPeak, rssMiB(apiServerPid));
-    fdPeak = Math.max(fdPeak, openFds(managerPid));
-    if (apiServerPid) apiFdPeak = Math.max(apiFdPeak, openFds(apiServerPid));
+    peak = samplePeak(managerPid, peak);
+    apiPeak = samplePeak(apiServerPid, apiPeak);
     const now = await Promise.all(jobNames.map(async (name) => ({ name, job: await jobs.get(NS, name) })));
     for (const { name, job } of now) if (job.status?.startTime && !statusSeen.has(name)) statusSeen.set(name, Date.now());
     if (now.every(({ job }) => job.status?.completionTime !== undefined)) break;
@@ -285,7 +287,7 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const managerInFlight = managerWritesInFlight(audited, nodeSet, written.placedMs, FEW_WRITES);
   for (const name of jobNames) await jobs.delete(NS, name).catch(() => undefined);
   const firstStatusSeconds = (Math.max(...statusSeen.values()) - start) / 1000;
-  return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, managerInFlight, fanoutSeconds, lastStatusSeconds, firstStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak, fdPeak, apiFdPeak, machineCpu, workersCpu };
+  return { seconds, managerSeconds: (written.placedMs - start) / 1000, managerWrites: written.count, managerWatch, managerInFlight, fanoutSeconds, lastStatusSeconds, firstStatusSeconds, writes: statusWrites(after) - before, cpu, peak, apiCpu, apiPeak, machineCpu, workersCpu };
 }
 
 const lim = await limitWrites();
@@ -345,7 +347,8 @@ const workersCpu = one.workersCpu + many.workersCpu;
 const managerCpu = one.cpu + many.cpu;
 const percentOfRun = (cpu: number): number => (100 * cpu) / runSeconds;
 const managerCpuPercent = percentOfRun(managerCpu);
-const managerPeak = Math.max(one.peak, many.peak);
+const managerPeak = higher(one.peak, many.peak);
+const apiServerPeak = higher(one.apiPeak, many.apiPeak);
 const fanoutRatio = one.managerSeconds / lim.specSeconds;
 // A node's status write follows its tag by the pull's delay; the daemons' writes overlap the
 // fan-out, so the two are held against the limit's two write phases together.
@@ -360,7 +363,7 @@ record('simNodes', N);
 record('simJobs', JOBS);
 record('simWatchesPerDaemon', end.peakOpenWatches / N);
 record('simWritesPerNodePerTag', Math.max(one.writes / N, many.writes / (N * JOBS)));
-record('simManagerPeakRssMiB', managerPeak);
+record('simManagerPeakRssMiB', managerPeak.rssMiB);
 record('simManagerCpuPercent', managerCpuPercent);
 record('simOneJobSeconds', one.seconds);
 record('simFanoutRatio', fanoutRatio);
@@ -404,8 +407,8 @@ if (rest) {
   console.log(`| at rest: manager RSS; manager CPU; API server CPU | ${f(rest.managerRssMiB, 0)} MiB; ${f(rest.managerCpuPercent)}% of a core; ${f(rest.apiCpuPercent)}% | |`);
 }
 console.log(`| NodeImage status writes per node per tag (one job; ${JOBS} jobs) | ${f(one.writes / N, 2)}; ${f(many.writes / (N * JOBS), 2)} | ≤ 3 |`);
-console.log(`| manager CPU during the jobs; peak RSS; open file descriptors at most | ${f(managerCpuPercent, 0)}% of a core; ${f(managerPeak, 0)} MiB; ${Math.max(one.fdPeak, many.fdPeak)} | < 500 MiB |`);
-console.log(`| API server CPU during the jobs; peak RSS; open file descriptors at most | ${f(percentOfRun(apiCpu), 0)}% of a core; ${f(Math.max(one.apiPeak, many.apiPeak), 0)} MiB; ${Math.max(one.apiFdPeak, many.apiFdPeak)} | |`);
+console.log(`| manager CPU during the jobs; peak RSS; open file descriptors at most | ${f(managerCpuPercent, 0)}% of a core; ${f(managerPeak.rssMiB, 0)} MiB; ${managerPeak.fds} | < 500 MiB |`);
+console.log(`| API server CPU during the jobs; peak RSS; open file descriptors at most | ${f(percentOfRun(apiCpu), 0)}% of a core; ${f(apiServerPeak.rssMiB, 0)} MiB; ${apiServerPeak.fds} | |`);
 const share = (cpu: number): string => `${f(percentOfRun(cpu), 0)}%`;
 console.log(
   `| CPU during the jobs, in % of a core (the machine has ${cpus().length}): every process; the API server; the simulated daemons; the manager; the rest (etcd, this benchmark, the system) | ${share(machineCpu)}; ${share(apiCpu)}; ${share(workersCpu)}; ${share(managerCpu)}; ${share(machineCpu - apiCpu - workersCpu - managerCpu)} | |`,
