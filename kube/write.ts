@@ -1,6 +1,7 @@
 import { ApiError } from './rest.js';
 import type { KubeObject } from '../api/types/common.js';
-import type { Resource } from './resource.js';
+import { testsHold, type JsonPatchOp } from './json-patch.js';
+import { PATCH_JSON, type Resource } from './resource.js';
 
 export interface UpdateOptions<T> {
   /** Write the status subresource instead of the object. */
@@ -8,12 +9,18 @@ export interface UpdateOptions<T> {
   /** A copy to start from (usually the informer's); on conflict the object is read fresh. */
   initial?: T | undefined;
   attempts?: number;
+  /**
+   * The change as a JSON patch whose `test` operations guard exactly what the mutation read, or
+   * undefined for a PUT guarded by the resourceVersion. A PUT fails on any write in between, even
+   * one to a part the change never looked at (a daemon's status beside the manager's spec).
+   */
+  asPatch?: (current: T, next: T) => JsonPatchOp[] | undefined;
 }
 
 /**
  * Read-modify-write with optimistic concurrency: `mutate` gets a private copy and returns the object
  * to write, or undefined when nothing needs to change. A 409 Conflict re-reads and re-applies, like
- * client-go's RetryOnConflict. Returns what the server holds afterwards (undefined if it is gone).
+ * client-go's RetryOnConflict; so does a guarded patch (`asPatch`) whose tests no longer hold. Returns what the server holds afterwards (undefined if it is gone).
  */
 export async function updateWithRetry<T extends KubeObject>(
   res: Resource<T>,
@@ -36,10 +43,23 @@ export async function updateWithRetry<T extends KubeObject>(
     }
     const next = mutate(structuredClone(current));
     if (!next) return current;
+    const patch = opts.status ? undefined : opts.asPatch?.(current, next);
     try {
+      if (patch) return await res.patch(namespace, name, patch, PATCH_JSON);
       return await (opts.status ? res.updateStatus(next) : res.update(next));
     } catch (err) {
-      if (!(err instanceof ApiError) || !err.conflict || i + 1 >= attempts) throw err;
+      if (!(err instanceof ApiError) || i + 1 >= attempts) throw err;
+      if (patch && err.status === 422) {
+        try {
+          current = await res.get(namespace, name);
+        } catch (e) {
+          if (e instanceof ApiError && e.notFound) return undefined;
+          throw e;
+        }
+        if (testsHold(patch, current)) throw err;
+        continue;
+      }
+      if (!err.conflict) throw err;
       current = undefined;
       await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * (i + 1)));
     }

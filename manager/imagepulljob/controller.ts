@@ -32,6 +32,7 @@ import type { Result } from '../../kube/workqueue.js';
 import { deleteIfExists, updateWithRetry } from '../../kube/write.js';
 import { WriteSlots } from '../../kube/write-slots.js';
 import { CoalescedWrites } from '../../kube/coalesced-writes.js';
+import { nodeImageSpecPatch } from './spec-patch.js';
 import type { ControllerContext } from '../context.js';
 import { ACTIVE, activeJobs, isActiveJob, activeJobsByPullSecret, activePodSelectorJobsByNamespace, nodeImagesByOwnerUid, podsByNamespace, podsByNode } from '../informers.js';
 import { isDeleting } from '../../api/object-meta.js';
@@ -111,7 +112,7 @@ class ImagePullJobController {
     this.nodeImages = ctx.informers.nodeImages();
     this.nodeImageWrites = new CoalescedWrites<NodeImage>((name, mutate) => {
       const cached = this.nodeImages.get(name);
-      return updateWithRetry(this.nodeImageApi, undefined, name, mutate, cached ? { initial: cached } : {});
+      return updateWithRetry(this.nodeImageApi, undefined, name, mutate, { asPatch: nodeImageSpecPatch, ...(cached ? { initial: cached } : {}) });
     });
     this.pods = ctx.informers.pods();
     this.secretSync = new PullSecretSync(ctx.rest, ctx.informers.secrets(), ctx.flags.daemonConfigNamespace);

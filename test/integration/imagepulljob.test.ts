@@ -496,7 +496,7 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     expect(reconciles).toBeGreaterThanOrEqual(2);
     expect(delta('kruise_manager_reconcile_duration_seconds_count', { controller: 'imagepulljob-controller' })).toBe(reconciles);
     // The tag went into both NodeImages, and the job's status was written.
-    expect(delta('kruise_manager_api_requests_total', { verb: 'update', resource: 'nodeimages', code: '200' })).toBeGreaterThanOrEqual(2);
+    expect(delta('kruise_manager_api_requests_total', { verb: 'patch', resource: 'nodeimages', code: '200' })).toBeGreaterThanOrEqual(2);
     expect(delta('kruise_manager_api_requests_total', { verb: 'update', resource: 'imagepulljobs/status', code: '200' })).toBeGreaterThanOrEqual(1);
     expect(sum(after, 'kruise_manager_leader')).toBe(1);
   });

@@ -3,6 +3,10 @@ import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
 import { createIfMissing, deleteIfExists, updateWithRetry } from '../../kube/write.js';
 import { createNamespace, deleteNamespace, restClient } from '../helpers/kube.js';
+import type { NodeImage } from '../../api/types/nodeimage.js';
+import { kruise } from '../../kube/kruise.js';
+import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
+import { nodeImageSpecPatch } from '../../manager/imagepulljob/spec-patch.js';
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -14,6 +18,28 @@ beforeAll(async () => {
   ns = await createNamespace(rest, 'write');
 });
 afterAll(() => deleteNamespace(rest, ns));
+
+/** The NodeImage requests made through `nis`, as "verb code". */
+const calls: string[] = [];
+const nis = new Resource<NodeImage>(
+  restClient(undefined, { observe: (verb, resource, code) => void (resource === 'nodeimages' && calls.push(`${verb} ${code}`)) }),
+  kruise.nodeImages,
+);
+const NI = 'kube-write-guarded';
+const createdAt = '2026-12-06T10:00:00Z';
+const spec = (...images: string[]): NonNullable<NodeImage['spec']> => ({ images: Object.fromEntries(images.map((i) => [i, { tags: [{ tag: '1', createdAt, version: 0, pullPolicy: { ttlSecondsAfterFinished: 300, timeoutSeconds: 60, backoffLimit: 1 } }] }])) });
+const addImage =
+  (image: string) =>
+  (cur: NodeImage): NodeImage => ({ ...cur, spec: { images: { ...cur.spec?.images, ...spec(image).images } } });
+afterEach(() => deleteIfExists(nis, undefined, NI));
+
+/** A NodeImage holding image a, as the manager's cache saw it, and the same after its daemon reported on a. */
+async function withStatusWritten(): Promise<{ cached: NodeImage; now: NodeImage }> {
+  // No Node has this name: the label keeps the NodeImage controller from deleting it.
+  const cached = await nis.create({ metadata: { name: NI, labels: { [LABEL_FAKE_NODE_IMAGE]: 'true' } }, spec: spec('a') });
+  const now = await nis.updateStatus({ ...cached, status: { desired: 1, imageStatuses: { a: { tags: [{ tag: '1', phase: 'Pulling', version: 0 }] } } } });
+  return { cached, now };
+}
 
 describe('write helpers on the real API server', () => {
   it('a stale copy gets 409 Conflict from a plain update', async () => {
@@ -58,6 +84,38 @@ describe('write helpers on the real API server', () => {
     expect(patched.data).toEqual({ k: 'v' });
     expect(await deleteIfExists(cms, ns, 'once')).toBe(true);
     expect(await deleteIfExists(cms, ns, 'once')).toBe(false);
+  });
+
+  it("a guarded spec patch is not refused for the daemon's status write its copy missed (a PUT is: 409)", async () => {
+    const { cached } = await withStatusWritten();
+    const err = await updateWithRetry(nis, undefined, NI, addImage('b'), { initial: cached, attempts: 1 }).catch((e: unknown) => e);
+    expect((err as ApiError).conflict).toBe(true);
+    const written = await updateWithRetry(nis, undefined, NI, addImage('b'), { initial: cached, attempts: 1, asPatch: nodeImageSpecPatch });
+    expect(Object.keys(written?.spec?.images ?? {})).toEqual(['a', 'b']);
+    expect(written?.status?.imageStatuses?.['a']?.tags?.[0]?.phase).toBe('Pulling');
+    expect(written?.metadata?.generation).toBe(2);
+  });
+
+  it('a guarded spec patch whose tests no longer hold re-reads and applies its change to what the server holds', async () => {
+    const { cached, now } = await withStatusWritten();
+    await nis.update({ ...now, spec: { images: { ...now.spec?.images, ...spec('c').images } } });
+    // Built on a copy from before c: a patch of the whole spec applied blindly would drop c.
+    calls.length = 0;
+    const written = await updateWithRetry(nis, undefined, NI, addImage('b'), { initial: cached, attempts: 2, asPatch: nodeImageSpecPatch });
+    expect(Object.keys(written?.spec?.images ?? {}).sort()).toEqual(['a', 'b', 'c']);
+    expect(calls).toEqual(['patch 422', 'get 200', 'patch 200']);
+  });
+
+  it('a guarded spec patch the server refuses whatever the version fails at once with its 422', async () => {
+    const { now } = await withStatusWritten();
+    const invalid = (cur: NodeImage): NodeImage => ({ ...cur, spec: { images: { ...cur.spec?.images, d: { tags: [{ createdAt } as never] } } } });
+    calls.length = 0;
+    const err = await updateWithRetry(nis, undefined, NI, invalid, { initial: now, attempts: 8, asPatch: nodeImageSpecPatch }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(422);
+    // One read tells the refused change from a moved object: no second try.
+    expect(calls).toEqual(['patch 422', 'get 200']);
+    expect((await nis.get(undefined, NI)).metadata?.resourceVersion).toBe(now.metadata?.resourceVersion);
   });
 
   it('delete with a UID precondition does not remove a newer object of the same name', async () => {

@@ -73,12 +73,13 @@ describe('managerWatchGaps', () => {
 });
 
 describe('managerNodeImageWrites', () => {
-  it('times the write that completed placing, counting only the manager\'s accepted spec writes', () => {
+  it('times the write that completed placing, counting only the manager\'s accepted spec writes (updates and patches)', () => {
     const log = logOf([
       entry({ id: 'a', stage: 'ResponseComplete', verb: 'update', at: '01.000', name: 'n1' }),
       entry({ id: 'b', stage: 'ResponseComplete', verb: 'update', at: '02.000', name: 'n1', subresource: 'status' }),
       entry({ id: 'c', stage: 'ResponseComplete', verb: 'update', at: '03.000', name: 'n2', code: 409 }),
-      entry({ id: 'd', stage: 'ResponseComplete', verb: 'update', at: '04.000', name: 'n2' }),
+      entry({ id: 'd', stage: 'ResponseComplete', verb: 'patch', at: '04.000', name: 'n2' }),
+      entry({ id: 'g', stage: 'ResponseComplete', verb: 'get', at: '04.500', name: 'n2' }),
       entry({ id: 'e', stage: 'ResponseComplete', verb: 'update', at: '05.000', name: 'other' }),
       entry({ id: 'f', stage: 'ResponseComplete', verb: 'update', at: '06.000', name: 'n1' }),
     ]);
