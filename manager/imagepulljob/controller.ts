@@ -32,6 +32,7 @@ import type { Result } from '../../kube/workqueue.js';
 import { deleteIfExists, updateWithRetry } from '../../kube/write.js';
 import { WriteSlots } from '../../kube/write-slots.js';
 import { CoalescedWrites } from '../../kube/coalesced-writes.js';
+import { WrittenAhead } from '../../kube/written-ahead.js';
 import { nodeImageSpecPatch } from './spec-patch.js';
 import type { ControllerContext } from '../context.js';
 import { ACTIVE, activeJobs, isActiveJob, activeJobsByPullSecret, activePodSelectorJobsByNamespace, nodeImagesByOwnerUid, podsByNamespace, podsByNode } from '../informers.js';
@@ -110,9 +111,12 @@ class ImagePullJobController {
     this.nodeImageApi = new Resource<NodeImage>(ctx.rest, ctx.kruise.nodeImages);
     this.jobs = ctx.informers.imagePullJobs();
     this.nodeImages = ctx.informers.nodeImages();
-    this.nodeImageWrites = new CoalescedWrites<NodeImage>((name, mutate) => {
-      const cached = this.nodeImages.get(name);
-      return updateWithRetry(this.nodeImageApi, undefined, name, mutate, { asPatch: nodeImageSpecPatch, ...(cached ? { initial: cached } : {}) });
+    const ahead = new WrittenAhead<NodeImage>(this.nodeImages, (ni) => ni.metadata?.name ?? '');
+    this.nodeImageWrites = new CoalescedWrites<NodeImage>(async (name, mutate) => {
+      const initial = ahead.newest(name);
+      const written = await updateWithRetry(this.nodeImageApi, undefined, name, mutate, { asPatch: nodeImageSpecPatch, ...(initial ? { initial } : {}) });
+      ahead.written(written);
+      return written;
     });
     this.pods = ctx.informers.pods();
     this.secretSync = new PullSecretSync(ctx.rest, ctx.informers.secrets(), ctx.flags.daemonConfigNamespace);
