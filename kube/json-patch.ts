@@ -1,9 +1,13 @@
-// RFC 6902 JSON patches as far as kruise-ts writes them: `test` preconditions and whole-value
-// changes. The API server applies a JSON patch to the object it holds at that moment (retrying
-// its own storage conflicts), so the `test` operations are the only concurrency guard.
+// RFC 6902 JSON patches as far as kruise-ts writes them: `test` preconditions and whole values
+// added (or replaced). The API server applies a JSON patch to the object it holds at that moment
+// (retrying its own storage conflicts), so the `test` operations are the only concurrency guard.
 import { jsonEqual } from '../api/json-equal.js';
 
-export type JsonPatchOp = { op: 'test' | 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
+export interface JsonPatchOp {
+  op: 'test' | 'add';
+  path: string;
+  value: unknown;
+}
 
 /** An RFC 6901 pointer to the member reached by `segments` ("/" and "~" escaped). */
 export function pointer(...segments: readonly string[]): string {

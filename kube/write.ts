@@ -20,7 +20,8 @@ export interface UpdateOptions<T> {
 /**
  * Read-modify-write with optimistic concurrency: `mutate` gets a private copy and returns the object
  * to write, or undefined when nothing needs to change. A 409 Conflict re-reads and re-applies, like
- * client-go's RetryOnConflict; so does a guarded patch (`asPatch`) whose tests no longer hold. Returns what the server holds afterwards (undefined if it is gone).
+ * client-go's RetryOnConflict; so does a guarded patch (`asPatch`) whose tests no longer hold.
+ * Returns what the server holds afterwards (undefined if it is gone).
  */
 export async function updateWithRetry<T extends KubeObject>(
   res: Resource<T>,
