@@ -33,6 +33,9 @@ export async function updateWithRetry<T extends KubeObject>(
   const attempts = opts.attempts ?? 8;
   let current: T | undefined = opts.initial;
   if (current !== undefined) res.mayGet(namespace, name);
+  // A refused guarded patch: after the re-read, its tests tell a lost race (apply again) from an
+  // invalid change (the server's 422 stands).
+  let refused: { patch: JsonPatchOp[]; err: ApiError } | undefined;
   for (let i = 0; ; i++) {
     if (!current) {
       try {
@@ -42,6 +45,10 @@ export async function updateWithRetry<T extends KubeObject>(
         throw err;
       }
     }
+    if (refused) {
+      if (testsHold(refused.patch, current)) throw refused.err;
+      refused = undefined;
+    }
     const next = mutate(structuredClone(current));
     if (!next) return current;
     const patch = opts.status ? undefined : opts.asPatch?.(current, next);
@@ -50,18 +57,12 @@ export async function updateWithRetry<T extends KubeObject>(
       return await (opts.status ? res.updateStatus(next) : res.update(next));
     } catch (err) {
       if (!(err instanceof ApiError) || i + 1 >= attempts) throw err;
+      current = undefined;
       if (patch && err.status === 422) {
-        try {
-          current = await res.get(namespace, name);
-        } catch (e) {
-          if (e instanceof ApiError && e.notFound) return undefined;
-          throw e;
-        }
-        if (testsHold(patch, current)) throw err;
+        refused = { patch, err };
         continue;
       }
       if (!err.conflict) throw err;
-      current = undefined;
       await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * (i + 1)));
     }
   }
