@@ -30,7 +30,7 @@ export function auditEntries(auditLog: string, from: number, mustContain: string
   return text.split('\n').flatMap((line) => (line.includes(mustContain) && line.endsWith('}') ? [JSON.parse(line) as AuditEntry] : []));
 }
 
-/** The manager's answered writes (updates, and the jobs' guarded patches) of the NodeImage specs (not their status) of `names`, whatever the answer. */
+/** The manager's answered writes (updates and guarded patches) of the NodeImage specs (not their status) of `names`, whatever the answer. */
 export function managerSpecWrites(entries: readonly AuditEntry[], names: ReadonlySet<string>): AuditEntry[] {
   return entries.filter((e) => {
     const ref = e.objectRef;

@@ -33,7 +33,7 @@ import { deleteIfExists, updateWithRetry } from '../../kube/write.js';
 import { WriteSlots } from '../../kube/write-slots.js';
 import { CoalescedWrites } from '../../kube/coalesced-writes.js';
 import { WrittenAhead } from '../../kube/written-ahead.js';
-import { nodeImageSpecPatch } from './spec-patch.js';
+import { nodeImageSpecPatch } from '../nodeimage/spec-patch.js';
 import type { ControllerContext } from '../context.js';
 import { ACTIVE, activeJobs, isActiveJob, activeJobsByPullSecret, activePodSelectorJobsByNamespace, nodeImagesByOwnerUid, podsByNamespace, podsByNode } from '../informers.js';
 import { isDeleting } from '../../api/object-meta.js';

@@ -22,6 +22,7 @@ import { nodeImagesByOwnerUid, nodeImagesByPullSecret } from '../informers.js';
 import { cleanSpec, isVirtualKubelet, jobOwnerRefs, lifecycle, pullSecretRefs, readiness, type SpecLookups } from './desired.js';
 import { isDeleting } from '../../api/object-meta.js';
 import { OwnerLookup } from './owners.js';
+import { nodeImageSpecPatch } from './spec-patch.js';
 import { timeoutStatus, type FailedTag } from './status.js';
 
 const NODE_IMAGE_CONTROLLER = 'nodeimage-controller';
@@ -163,7 +164,9 @@ class NodeImageController {
           if (!again.changed) return undefined;
           return { ...fresh, metadata: { ...fresh.metadata, ...(again.labels ? { labels: again.labels } : {}) }, spec: again.spec };
         },
-        { initial: ni },
+        // A label change goes as a PUT; a spec change alone as a patch, so a daemon's status write
+        // in between refuses it only when it moved a dropped tag's status (its TTL).
+        { initial: ni, asPatch: nodeImageSpecPatch },
       );
       if (cleaned.removed.length > 0) log.info('dropped tags', { removed: cleaned.removed });
       if (cleaned.labels) log.info('mirrored Node labels');

@@ -6,7 +6,7 @@ import { createNamespace, deleteNamespace, restClient } from '../helpers/kube.js
 import type { NodeImage } from '../../api/types/nodeimage.js';
 import { kruise } from '../../kube/kruise.js';
 import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';
-import { nodeImageSpecPatch } from '../../manager/imagepulljob/spec-patch.js';
+import { nodeImageSpecPatch } from '../../manager/nodeimage/spec-patch.js';
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;

@@ -3,6 +3,7 @@ import type { ImagePullJob } from '../../api/types/imagepulljob.js';
 import type { ImageTagSpec, NodeImage } from '../../api/types/nodeimage.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
+import { auditEntries, auditSize, managerSpecWrites } from '../../hack/bench/audit.js';
 import { nodeImages, tagStatus } from '../helpers/daemon.js';
 import { createFakeNode } from '../helpers/fake-daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
@@ -98,10 +99,16 @@ describe('NodeImage controller', () => {
     const name = await fakeNodeImage({ 'example.com/ttl': { tags: [tag('1', { pullPolicy: { ttlSecondsAfterFinished: 2 } }), tag('2')] } });
     const ni = await nis.get(undefined, name);
     const done = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const from = auditSize(env.auditLog);
     await nis.updateStatus({ ...ni, status: { desired: 2, succeeded: 2, imageStatuses: { 'example.com/ttl': { tags: [{ tag: '1', phase: 'Succeeded', version: 0, completionTime: done }, { tag: '2', phase: 'Succeeded', version: 0, completionTime: done }] } } } });
     await new Promise((r) => setTimeout(r, 1000));
     expect((await nis.get(undefined, name)).spec?.images?.['example.com/ttl']?.tags.map((t) => t.tag)).toEqual(['1', '2']);
     await eventually(async () => expect((await nis.get(undefined, name)).spec?.images?.['example.com/ttl']?.tags.map((t) => t.tag)).toEqual(['2']), 10_000);
+    // The drop is a patch guarded by the dropped tag's status, which a daemon's status write in
+    // between refuses only when it moves that status, unlike a PUT, which any status write refuses.
+    await eventually(async () =>
+      expect(managerSpecWrites(auditEntries(env.auditLog, from, `"name":"${name}"`), new Set([name])).map((e) => `${e.verb ?? ''} ${e.responseStatus?.code ?? 0}`)).toEqual(['patch 200']),
+    );
   });
 
   it('holds a finished tag past its TTL while the Always job owning it runs, and drops it once the job completes (upstream drops it, and the job pulls again)', async () => {

@@ -1,6 +1,6 @@
 import type { ImageTagSpec, ImageTagStatus, NodeImage } from '../../api/types/nodeimage.js';
 import { pointer, testsHold } from '../../kube/json-patch.js';
-import { nodeImageSpecPatch } from '../../manager/imagepulljob/spec-patch.js';
+import { nodeImageSpecPatch } from '../../manager/nodeimage/spec-patch.js';
 
 const tag = (t: string, over: Partial<ImageTagSpec> = {}): ImageTagSpec => ({ tag: t, createdAt: '2026-12-06T10:00:00Z', version: 0, ...over });
 const status = (t: string, phase: ImageTagStatus['phase']): ImageTagStatus => ({ tag: t, phase, version: 0 });
