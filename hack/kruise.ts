@@ -14,7 +14,7 @@ import { sleep } from '../kube/informer.js';
 import { DEFAULT_KRUISE_NAMESPACE, MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../api/installation.js';
 import { applicable, apply, serviceAccountToken } from './apply.js';
 import { deployDir, render } from './kustomize.js';
-import { DAEMON_V8_FLAGS } from './daemon-v8.js';
+import { DAEMON_V8_FLAGS, MANAGER_V8_FLAGS } from './v8-flags.js';
 import { projectRoot } from './root.js';
 import { cgroupName, nodeInPodMemory, removePodMemoryCgroup, type Workload } from './pod-memory.js';
 
@@ -58,6 +58,7 @@ function identityKubeconfig(env: LocalEnv, who: 'manager' | 'daemon'): string {
 export function managerArgs(env: LocalEnv, extra: string[] = []): string[] {
   const o = portOffset(env);
   return [
+    ...MANAGER_V8_FLAGS,
     join(root, 'dist', 'manager', 'main.js'),
     '--kubeconfig', identityKubeconfig(env, 'manager'),
     '--webhook-port', String(9876 + o),

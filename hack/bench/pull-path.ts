@@ -6,7 +6,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { CriClient } from '../../daemon/cri/client.js';
-import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
+import { DAEMON_V8_FLAGS } from '../v8-flags.js';
 import { cgroupName, nodeInPodMemory, podMemoryLimitOf, removePodMemoryCgroup } from '../pod-memory.js';
 import { exited, machineCpuMs, rssMiB } from './proc.js';
 import { LABEL_FAKE_NODE_IMAGE } from '../../api/metadata-keys.js';

@@ -9,7 +9,7 @@ import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { ApiError, RestClient } from '../../kube/rest.js';
 import type { KubeObject } from '../../api/types/common.js';
 import { core, Resource } from '../../kube/resource.js';
-import { DAEMON_V8_FLAGS } from '../daemon-v8.js';
+import { DAEMON_V8_FLAGS, MANAGER_V8_FLAGS } from '../v8-flags.js';
 import { portOffset } from '../kruise.js';
 import { cgroupName, nodeInPodMemory, podMemoryLimitOf, removePodMemoryCgroup, type Workload } from '../pod-memory.js';
 import { exited, rssMiB } from './proc.js';
@@ -80,6 +80,7 @@ const daemonArgs = [
 ];
 const managerHealth = 18003 + offset;
 const managerArgs = [
+  ...MANAGER_V8_FLAGS,
   join(root, 'dist', 'manager', 'main.js'),
   '--kubeconfig', env.kubeconfig,
   '--webhook-port', String(9877 + offset),
@@ -119,7 +120,7 @@ for (const [name, args, url, workload, port] of [
 
 console.log('## Start-up and footprint\n');
 console.log(
-  `Each binary started from the build against the local cluster (admin identity), timed from process start until \`/readyz\` answers 200 (daemon: runtime reached and informers synced; manager: webhook certificates loaded, webhook serving, caches synced), then stopped with SIGTERM. ${limited ? "Each runs in a memory cgroup of its pod's limit from deploy/base, as kubelet places it (Node sizes its heap from that limit)." : 'They run without their pods\' memory limits (no memory cgroup could be made here).'} The daemon runs with the DaemonSet's V8 settings (\`${DAEMON_V8_FLAGS.join(' ')}\`).\n`,
+  `Each binary started from the build against the local cluster (admin identity), timed from process start until \`/readyz\` answers 200 (daemon: runtime reached and informers synced; manager: webhook certificates loaded, webhook serving, caches synced), then stopped with SIGTERM. ${limited ? "Each runs in a memory cgroup of its pod's limit from deploy/base, as kubelet places it (Node sizes its heap from that limit)." : 'They run without their pods\' memory limits (no memory cgroup could be made here).'} The daemon runs with the DaemonSet's V8 settings (\`${DAEMON_V8_FLAGS.join(' ')}\`), the manager with the Deployment's (\`${MANAGER_V8_FLAGS.join(' ')}\`).\n`,
 );
 console.log('| binary | start → ready | RSS when ready | SIGTERM → exit |\n| --- | --- | --- | --- |');
 for (const r of rows) console.log(r);

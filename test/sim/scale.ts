@@ -26,7 +26,7 @@ import { cpuSeconds, machineCpuMs, openFds, rssMiB } from '../../hack/bench/proc
 import { record } from '../../hack/bench/stats.js';
 import { auditEntries, auditSize, managerNodeImageWrites, managerWatchGaps, managerWritesInFlight } from '../../hack/bench/audit.js';
 import type { FromWorker, ImageTimes, ToWorker } from './scale-worker.js';
-import type { LocalEnv } from '../../hack/kruise.js';
+import { processAlive, type LocalEnv } from '../../hack/kruise.js';
 
 type SimEnv = Pick<LocalEnv, 'kubeconfig' | 'envDir' | 'auditLog'> & { apiServer: string };
 
@@ -54,7 +54,8 @@ const admin = new RestClient(loadClusterAccess(env.kubeconfig), { qps: 0 });
 const { api: kruise } = await discoverKruise(admin);
 const nis = new Resource<NodeImage & KubeObject>(admin, kruise.nodeImages);
 const jobs = new Resource<ImagePullJob & KubeObject>(admin, kruise.imagePullJobs);
-const managerPid = (JSON.parse(readFileSync(join(env.envDir, 'kruise', 'installation.json'), 'utf8')) as { manager: { pid: number } }).manager.pid;
+const manager = (JSON.parse(readFileSync(join(env.envDir, 'kruise', 'installation.json'), 'utf8')) as { manager: { pid: number; log: string } }).manager;
+const managerPid = manager.pid;
 // The environment's kube-apiserver, by its pid file: the process is named after its build.
 const apiServerPid = ((): number | undefined => {
   try {
@@ -264,6 +265,11 @@ async function runJobs(n: number, prefix: string): Promise<JobsRun> {
   const jobNames = created.map((j) => j.metadata?.name ?? '');
   const statusSeen = new Map<string, number>();
   for (;;) {
+    // No kubelet restarts the local manager: what killed it ends the run, in its own words.
+    if (!processAlive(managerPid)) {
+      const tail = readFileSync(manager.log, 'utf8').split('\n').slice(-40).join('\n');
+      throw new Error(`kruise-manager (pid ${managerPid}) exited ${((Date.now() - start) / 1000).toFixed(0)} s into ${n} job(s); the end of its log ${manager.log}:\n${tail}`);
+    }
     peak = samplePeak(managerPid, peak);
     apiPeak = samplePeak(apiServerPid, apiPeak);
     const now = await Promise.all(jobNames.map(async (name) => ({ name, job: await jobs.get(NS, name) })));

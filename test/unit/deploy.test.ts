@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deployWebhookConfigurations } from '../../manager/webhook/configurations.js';
 import { check, grants, type Access } from '../../hack/check-rbac.js';
-import { DAEMON_V8_FLAGS } from '../../hack/daemon-v8.js';
+import { DAEMON_V8_FLAGS, MANAGER_V8_FLAGS } from '../../hack/v8-flags.js';
 import { memoryBytes, podMemoryLimit } from '../../hack/pod-memory.js';
 import { deployDir, render, type Rendered } from '../../hack/kustomize.js';
 
@@ -82,6 +82,17 @@ describe('deploy/ (kubectl apply -k deploy/)', () => {
     expect([podMemoryLimit('manager'), podMemoryLimit('daemon')]).toEqual([512 * 1024 ** 2, 128 * 1024 ** 2]);
     expect([memoryBytes('1Gi'), memoryBytes('64M'), memoryBytes('1.5Ki'), memoryBytes('1000')]).toEqual([1024 ** 3, 64e6, 1536, 1000]);
     expect(() => memoryBytes('12Ti')).toThrow(/not one this script reads/);
+  });
+
+  it("gives the manager a heap of three quarters of its pod's memory limit, and local installations the same flags", () => {
+    expect(container(find(all, 'Deployment', 'kruise-ts-manager'))['command']).toEqual(['/nodejs/bin/node', ...MANAGER_V8_FLAGS, '/app/dist/manager/main.js']);
+    const r = spawnSync(process.execPath, [...MANAGER_V8_FLAGS, '-e', 'process.stdout.write(String(require("v8").getHeapStatistics().heap_size_limit))'], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    // The old generation's three quarters, and the young generation's few MiB on top (more outside
+    // a memory cgroup, as here): V8 took the flag, and left room below the pod's limit.
+    const share = Number(r.stdout) / podMemoryLimit('manager');
+    expect(share).toBeGreaterThanOrEqual(0.75);
+    expect(share).toBeLessThan(0.9);
   });
 
   it("runs the daemon's V8 flags without a word from V8 on stderr (every log line is JSON)", () => {
