@@ -2,9 +2,9 @@
 // so local installations and benchmarks measure what clusters run.
 
 /**
- * kruise-daemon's (deploy/base/daemon.yaml). The daemon
- * is I/O-bound: without V8's optimizing compilers (--lite-mode) it uses the same CPU for 200 tags and
- * about 10 MiB less memory; a small young generation keeps RSS low too.
+ * kruise-daemon's (deploy/base/daemon.yaml). The daemon is I/O-bound: without V8's optimizing
+ * compilers (--lite-mode) it uses the same CPU for 200 tags and about 10 MiB less memory; a small
+ * young generation keeps RSS low too.
  *
  * --lite-mode turns WebAssembly off, and V8 says so on stderr ("disabling flag --expose_wasm due to
  * conflicting flags") before any log line, which breaks JSON log pipelines: --no-expose-wasm asks
