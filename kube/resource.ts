@@ -1,4 +1,4 @@
-import type { KubeList, KubeObject } from '../api/types/common.js';
+import type { KubeList, KubeObject, ListMeta } from '../api/types/common.js';
 import type { RestClient, Query, WatchEvent } from './rest.js';
 import type { Priority } from './ratelimit.js';
 
@@ -85,6 +85,18 @@ export class Resource<T extends KubeObject> {
       signal,
     });
     return this.type.codec ? { ...page, items: page.items.map((i) => this.decode(i)) } : page;
+  }
+
+  /**
+   * A list, its items handed to `onItem` as they stream in, for lists too big to hold whole twice
+   * (a cluster's NodeImages); returns the list's metadata (resourceVersion, continue).
+   */
+  listEach(namespace: string | undefined, o: ListOptions, onItem: (item: T) => void, signal?: AbortSignal): Promise<ListMeta> {
+    return this.rest.listEach<T>(
+      this.path(namespace),
+      { query: { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector, resourceVersion: o.resourceVersion, limit: o.limit, continue: o.continue }, signal },
+      (item) => onItem(this.decode(item)),
+    );
   }
 
   async create(obj: T): Promise<T> {

@@ -1,6 +1,8 @@
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { createInterface } from 'node:readline';
+import { JSONParser } from '@streamparser/json';
+import type { ListMeta } from '../api/types/common.js';
 import type { ClusterAccess } from './access.js';
 import { TokenBucket, type Priority } from './ratelimit.js';
 
@@ -24,6 +26,13 @@ export interface StatusBody {
   reason?: string;
   code?: number;
   details?: { name?: string; kind?: string; retryAfterSeconds?: number; causes?: Array<{ field?: string; message?: string }> };
+}
+
+/** A 2xx answer whose body is not what was asked for (bad JSON, cut short, an item that fails to decode). */
+class MalformedBody extends Error {
+  constructor(cause: unknown) {
+    super(`malformed answer: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
 }
 
 /** A failed API call: HTTP status (0 when no answer came), the server's reason and message. */
@@ -360,6 +369,26 @@ export class RestClient {
   }
 
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const text = await this.exchange(method, path, opts, RestClient.readAll);
+    return (text === '' ? {} : JSON.parse(text)) as T;
+  }
+
+  /**
+   * A list, its items handed to `onItem` one by one as they arrive, and its metadata returned. A
+   * list of every NodeImage is the biggest answer the manager gets (176 MB of JSON at 5,000 nodes
+   * and 50 tags each): read whole, it is one string and its whole parse at once, beside the cache
+   * it is to replace, and past 512 MiB it is no string at all (V8's longest). Streamed, what it
+   * holds at a time is one item.
+   */
+  listEach<T>(path: string, opts: RequestOptions, onItem: (item: T) => void): Promise<ListMeta> {
+    return this.exchange('GET', path, opts, (res) => RestClient.streamList(res, onItem));
+  }
+
+  /**
+   * One call under the budget: a 2xx body goes to `read`, anything else becomes an ApiError; 429s
+   * (and 503s with Retry-After) are retried after the wait the server asks for.
+   */
+  private async exchange<R>(method: string, path: string, opts: RequestOptions, read: (res: IncomingMessage) => Promise<R>): Promise<R> {
     const { verb, resource, group, namespace, name } = describeRequest(method, path, opts.query);
     const where = { group, namespace, name };
     // Events are best effort: under a tight budget (the daemon's 5 QPS) they wait for everything else.
@@ -367,26 +396,64 @@ export class RestClient {
     for (let attempt = 0; ; attempt++) {
       await this.limiter.take(priority);
       const t0 = performance.now();
-      let res: IncomingMessage;
-      let text: string;
+      let status = 0;
+      let body: { ok: R } | { text: string; retryAfter: string | undefined };
       try {
-        res = await this.open(method, path, opts);
-        text = await RestClient.readAll(res);
+        const res = await this.open(method, path, opts);
+        status = res.statusCode ?? 0;
+        body = status >= 200 && status < 300 ? { ok: await read(res) } : { text: await RestClient.readAll(res), retryAfter: res.headers['retry-after'] as string | undefined };
       } catch (err) {
-        this.observe?.(verb, resource, 0, (performance.now() - t0) / 1000, where);
+        const malformed = err instanceof MalformedBody && !opts.signal?.aborted;
+        this.observe?.(verb, resource, malformed ? status : 0, (performance.now() - t0) / 1000, where);
         if (opts.signal?.aborted) throw err;
+        if (malformed) {
+          this.answered();
+          throw new ApiError(status, 'MalformedBody', err.message, verb, path, undefined, { cause: err.cause });
+        }
         this.unanswered();
         throw new ApiError(0, 'Unavailable', (err as Error).message, verb, path, undefined, { cause: err });
       }
-      const status = res.statusCode ?? 0;
       this.answered();
       this.observe?.(verb, resource, status, (performance.now() - t0) / 1000, where);
-      if (status >= 200 && status < 300) return (text === '' ? {} : JSON.parse(text)) as T;
-      const err = RestClient.errorFrom(status, text, verb, path, res.headers['retry-after'] as string | undefined);
+      if ('ok' in body) return body.ok;
+      const err = RestClient.errorFrom(status, body.text, verb, path, body.retryAfter);
       const throttled = status === 429 || (status === 503 && err.retryAfterSeconds !== undefined);
       if (!throttled || attempt >= MAX_THROTTLE_RETRIES || opts.signal?.aborted) throw err;
       await new Promise((r) => setTimeout(r, Math.min(30, Math.max(1, err.retryAfterSeconds ?? 1)) * 1000));
     }
+  }
+
+  /** Parses a list as it streams in: `$.metadata` is returned, each of `$.items.*` handed on. */
+  private static async streamList<T>(res: IncomingMessage, onItem: (item: T) => void): Promise<ListMeta> {
+    const parser = new JSONParser({ paths: ['$.metadata', '$.items.*'], keepStack: false });
+    let metadata: ListMeta = {};
+    let failed: unknown;
+    parser.onValue = ({ value, key }) => {
+      if (failed !== undefined) return;
+      try {
+        if (key === 'metadata') metadata = value as ListMeta;
+        // Built key by key, the parser's objects take V8 1.8 times the memory JSON.parse's do (2,000
+        // NodeImages held: 154 against 85 MiB), and a cache holds them for good; one item written
+        // out and parsed again costs little beside the streamed parse itself (2.9 against 2.8 s).
+        else onItem(JSON.parse(JSON.stringify(value)) as T);
+      } catch (err) {
+        failed = new MalformedBody(err);
+      }
+    };
+    parser.onError = (err) => {
+      failed ??= new MalformedBody(err);
+    };
+    for await (const chunk of res) {
+      parser.write(chunk as Buffer);
+      if (failed !== undefined) break;
+    }
+    // The parser ends itself once the document is whole; ending it is what finds one cut short.
+    if (failed === undefined && !parser.isEnded) parser.end();
+    if (failed !== undefined) {
+      res.destroy();
+      throw failed;
+    }
+    return metadata;
   }
 
   /**

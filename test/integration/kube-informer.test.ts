@@ -167,6 +167,43 @@ describe('Informer on the real API server', () => {
     }
   });
 
+  it('a re-list whose answer is cut short leaves the cache as it was and lists again; objects it finds unchanged keep their cached copies', async () => {
+    await cms.create(cm('h1', { suite: 'halfway' }));
+    await cms.create(cm('h2', { suite: 'halfway' }));
+    const { inf, seen, stop } = informer({ label: 'suite=halfway', viaProxy: true });
+    try {
+      await inf.synced;
+      await proxy.waitForCount({ watch: true }, 1);
+      const h1 = inf.get(`${ns}/h1`);
+      expect(h1).toBeDefined();
+      // A whole first item, then the second cut off: what a connection dropped mid-list leaves.
+      const cut = proxy.failNext({
+        status: 200,
+        times: 1,
+        match: { method: 'GET', watch: false, path: /\/configmaps$/ },
+        body: `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"h9","namespace":"${ns}"}},{"metadata":{"na`,
+      });
+      proxy.expireWatches(1);
+      proxy.cutWatches();
+      await cms.patch(ns, 'h2', { data: { n: '1' } });
+      await eventually(() => {
+        expect(cut.consumed).toBe(1);
+        expect(inf.get(`${ns}/h2`)?.data).toEqual({ n: '1' });
+      });
+      expect(inf.stats.relistsAfterGone).toBeGreaterThanOrEqual(1);
+      expect(inf.stats.failures).toBeGreaterThanOrEqual(1);
+      // h9, from the answer cut short, never entered the cache, and nothing was reported deleted.
+      expect(seen.added.sort()).toEqual(['h1', 'h2']);
+      expect(seen.deleted).toEqual([]);
+      expect(inf.keys().sort()).toEqual([`${ns}/h1`, `${ns}/h2`]);
+      // The re-list found h1 at the version the cache held: the cached copy stays, no update reported.
+      expect(inf.get(`${ns}/h1`)).toBe(h1);
+      expect(seen.updated).toEqual(['h2']);
+    } finally {
+      stop();
+    }
+  });
+
   it("lists from the API server's watch cache when told to, also after a 410, and asks for long watches", async () => {
     await cms.create(cm('wc1', { suite: 'cache' }));
     const { inf, seen, stop } = informer({ label: 'suite=cache', viaProxy: true, fromCache: true });
