@@ -191,7 +191,7 @@ async function main(): Promise<void> {
     const med = (mode: Mode): number => summarize(samples[mode].map(f)).median;
     return (med('whole') / med('streamed')).toFixed(2);
   };
-  console.log(`## A re-list of every NodeImage: read whole vs streamed`);
+  console.log(`## A re-list of ${count} NodeImages: read whole vs streamed`);
   console.log();
   console.log(
     `${count} NodeImages with ${tags} tags each (spec and status), listed unpaginated from the API server's watch cache as a re-list after a 410 is, into a cache through the manager's Interner; each list in a process of its own with the manager's V8 flags; ${runs} runs of each, alternating (hack/bench/relist-memory.ts).`,

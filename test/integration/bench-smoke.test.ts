@@ -2,10 +2,14 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { KubeObject } from '../../api/types/common.js';
+import { kruise } from '../../kube/kruise.js';
+import { Resource } from '../../kube/resource.js';
+import { restClient } from '../helpers/kube.js';
 
 // The benchmark harness still works (numbers are not judged here; npm run bench measures): the
-// scale simulation at a tiny size against the real API server and the installed manager, and the
-// comparison it feeds.
+// scale simulation at a tiny size against the real API server and the installed manager, the
+// comparison it feeds, and the re-list memory benchmark.
 const root = join(import.meta.dirname, '..', '..');
 const envJson = process.env['KRUISE_TS_ENV_JSON'] ?? '';
 
@@ -59,4 +63,15 @@ describe('benchmark harness (smoke)', () => {
     expect(cmp.out).toContain('## Beside upstream');
     expect(cmp.out).toMatch(/\| watches per daemon \| .* \| 2\.00 .* \| level/);
   }, 300_000);
+
+  it('lists a few NodeImages read whole and streamed, each in its own process, and removes them', async () => {
+    const run = await node('hack/bench/relist-memory.js', [envJson], { BENCH_RELIST_NODES: '12', BENCH_RELIST_TAGS: '3', BENCH_RUNS: '1' });
+    if (run.code !== 0) console.error(run.out);
+    expect(run.code).toBe(0);
+    expect(run.out).toContain('## A re-list of 12 NodeImages: read whole vs streamed');
+    expect(run.out).toMatch(/\| peak RSS \| \d+ MiB \(.*\) \| \d+ MiB \(.*\) \| \d+\.\d\d \|/);
+    expect(run.out).toMatch(/\| list to cache \| \d+ ms \(.*\) \| \d+ ms \(.*\) \| \d+\.\d\d \|/);
+    const left = await new Resource<KubeObject>(restClient(), kruise.nodeImages).list(undefined, { labelSelector: 'kruise-bench/relist=1' });
+    expect(left.items).toEqual([]);
+  }, 120_000);
 });
