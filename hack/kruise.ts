@@ -121,9 +121,24 @@ export function withToken(adminKubeconfig: string, token: string, out: string): 
 
 /** Starts a kruise-manager process with `args` and waits until it is ready. */
 export async function startManager(args: string[], log: string, healthPort: number): Promise<number> {
-  const pid = startNode(args, log, 'manager', cgroupName('manager', healthPort));
-  await waitHttp(`http://127.0.0.1:${healthPort}/readyz`, pid, log);
+  const cgroup = cgroupName('manager', healthPort);
+  const pid = startNode(args, log, 'manager', cgroup);
+  try {
+    await waitHttp(`http://127.0.0.1:${healthPort}/readyz`, pid, log);
+  } catch (err) {
+    await abandon([{ pid, cgroup }]);
+    throw err;
+  }
   return pid;
+}
+
+/**
+ * Stops processes that never became ready and removes their memory cgroups: a failed start is
+ * recorded nowhere `down` would find them.
+ */
+async function abandon(started: Array<{ pid: number; cgroup: string }>): Promise<void> {
+  await Promise.all(started.map((p) => stopPid(p.pid)));
+  for (const p of started) removePodMemoryCgroup(p.cgroup);
 }
 
 /**
@@ -165,7 +180,12 @@ export async function up(env: LocalEnv, daemonExtra: string[] = [], managerExtra
     const port = 10231 + o + 10 * i;
     return { node: n.name, pid: startNode(args, log, 'daemon', cgroupName('daemon', port)), log, port, args };
   });
-  for (const d of daemons) await waitHttp(`http://127.0.0.1:${d.port}/readyz`, d.pid, d.log);
+  try {
+    for (const d of daemons) await waitHttp(`http://127.0.0.1:${d.port}/readyz`, d.pid, d.log);
+  } catch (err) {
+    await abandon([{ pid: mpid, cgroup: cgroupName('manager', 18000 + o) }, ...daemons.map((d) => ({ pid: d.pid, cgroup: cgroupName('daemon', d.port) }))]);
+    throw err;
+  }
   const inst: Installation = { manager: { pid: mpid, log: mlog, healthPort: 18000 + o, metricsPort: 18080 + o, webhookPort: 9876 + o }, daemons };
   writeFileSync(join(dir(env), 'installation.json'), JSON.stringify(inst, null, 2));
   return inst;

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processAlive, startNode } from '../../hack/kruise.js';
+import { processAlive, startManager, startNode } from '../../hack/kruise.js';
 import { cgroupName, podMemoryLimit, podMemoryLimitOf, removePodMemoryCgroup, workingSetBytes } from '../../hack/pod-memory.js';
 import { installation } from '../helpers/manager.js';
 import { eventually } from '../helpers/kube.js';
@@ -43,6 +43,25 @@ describe('kruise-ts processes under their pods memory limits', () => {
       expect(removePodMemoryCgroup(cgroup)).toBe(true);
     } finally {
       removePodMemoryCgroup(cgroup);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a manager that never becomes ready is stopped and its memory cgroup removed (nothing records it for down)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kts-podmem-'));
+    const out = join(dir, 'cgroup');
+    const port = process.pid + 1;
+    try {
+      // It says which memory cgroup it ran in, then exits before serving /readyz, as a manager
+      // refused by the cluster does.
+      const script = `require('fs').writeFileSync(${JSON.stringify(out)}, require('fs').readFileSync('/proc/self/cgroup', 'utf8')); process.exit(3)`;
+      await expect(startManager(['-e', script], join(dir, 'log'), port)).rejects.toThrow(/process exited/);
+      const line = readFileSync(out, 'utf8').split('\n').find((l) => /:memory:/.test(l) || l.startsWith('0::')) ?? '';
+      const path = line.slice(line.lastIndexOf(':') + 1);
+      expect(path).toBe(`/${cgroupName('manager', port)}`);
+      for (const mount of ['/sys/fs/cgroup/memory', '/sys/fs/cgroup']) expect(existsSync(join(mount, path))).toBe(false);
+    } finally {
+      removePodMemoryCgroup(cgroupName('manager', port));
       rmSync(dir, { recursive: true, force: true });
     }
   });
