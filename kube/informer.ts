@@ -157,6 +157,8 @@ export class Informer<T extends KubeObject> {
   /** When the informer last learned a resourceVersion (list, event, bookmark). */
   private resourceVersionAt = 0;
   private syncedFlag = false;
+  /** The last re-list from the watch cache timed out: the next one reads pages from etcd. */
+  private cacheListTimedOut = false;
   private resolveSynced: () => void = () => undefined;
   readonly synced: Promise<void>;
   /**
@@ -322,7 +324,22 @@ export class Informer<T extends KubeObject> {
    */
   private async relist(signal: AbortSignal, notOlderThan: string): Promise<void> {
     this.stats.lists++;
-    const fromCache = notOlderThan !== '' || this.opts.listFromWatchCache === true;
+    const fromCache = (notOlderThan !== '' && !this.cacheListTimedOut) || this.opts.listFromWatchCache === true;
+    try {
+      await this.listInto(signal, fromCache, notOlderThan);
+    } catch (err) {
+      // The API server answers a list within its request timeout (60 s) or not at all, and one
+      // unpaginated answer grows with the cluster: at 50 jobs over 5,000 nodes, the manager's re-list
+      // of every NodeImage from the watch cache got 504 six times in a row, its cache 6 minutes
+      // behind and counting. Pages from etcd each fit the timeout. A daemon's list of its own
+      // NodeImage is small, and read in pages it would have the server read every NodeImage.
+      if (fromCache && this.opts.listFromWatchCache !== true && err instanceof ApiError && err.status === 504) this.cacheListTimedOut = true;
+      throw err;
+    }
+    this.cacheListTimedOut = false;
+  }
+
+  private async listInto(signal: AbortSignal, fromCache: boolean, notOlderThan: string): Promise<void> {
     // Items are readied as they stream in and applied once the list is whole, so a list cut short
     // leaves the cache as it was. An item whose version the cache holds keeps the cached object:
     // while the list runs, memory grows with what changed, not with the whole list (at 50 jobs over

@@ -204,6 +204,38 @@ describe('Informer on the real API server', () => {
     }
   });
 
+  it('a re-list from the watch cache that times out (504) is read in pages from etcd next, and the one after comes from the cache again', async () => {
+    await cms.create(cm('t1', { suite: 'timeout' }));
+    const { inf, stop } = informer({ label: 'suite=timeout', viaProxy: true });
+    const lists = (): Array<{ limit: string | undefined; resourceVersion: string; status: number | null }> =>
+      proxy
+        .requests()
+        .filter((r) => r.query['labelSelector'] === 'suite=timeout' && r.method === 'GET' && !r.watch)
+        .map((r) => ({ limit: r.query['limit'], resourceVersion: r.query['resourceVersion'] === undefined ? 'none' : 'set', status: r.status }));
+    try {
+      await inf.synced;
+      await proxy.waitForCount({ watch: true }, 1);
+      // What kube-apiserver answers a list it could not finish within its request timeout.
+      proxy.failNext({ status: 504, times: 1, match: { method: 'GET', watch: false, path: /\/configmaps$/ }, message: 'Timeout: request did not complete within 1m0s' });
+      proxy.expireWatches(1);
+      proxy.cutWatches();
+      await cms.create(cm('t2', { suite: 'timeout' }));
+      await eventually(() => expect(inf.keys().sort()).toEqual([`${ns}/t1`, `${ns}/t2`]));
+      expect(lists()).toEqual([
+        { limit: '500', resourceVersion: 'none', status: 200 },
+        { limit: undefined, resourceVersion: 'set', status: 504 },
+        { limit: '500', resourceVersion: 'none', status: 200 },
+      ]);
+      await eventually(() => expect(proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === 'suite=timeout' && r.status === 200).length).toBeGreaterThanOrEqual(2));
+      proxy.expireWatches(1);
+      proxy.cutWatches();
+      await eventually(() => expect(lists().length).toBe(4));
+      expect(lists()[3]).toEqual({ limit: undefined, resourceVersion: 'set', status: 200 });
+    } finally {
+      stop();
+    }
+  });
+
   it("lists from the API server's watch cache when told to, also after a 410, and asks for long watches", async () => {
     await cms.create(cm('wc1', { suite: 'cache' }));
     const { inf, seen, stop } = informer({ label: 'suite=cache', viaProxy: true, fromCache: true });
