@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # npm run bench:scale: on its own local cluster, first the manager over thousands of Nodes
 # (hack/bench/manager-scale.ts: one job over BENCH_NODES 5000, then 200 jobs over 1,000 at rest),
-# then a re-list of 2,000 and 5,000 NodeImages read whole beside streamed (hack/bench/relist-memory.ts),
-# then the scale simulation at full size (SIM_NODES 5000, SIM_JOBS 50, SIM_REST_MINUTES 30 at rest,
-# SIM_WORKERS one per 1,000 nodes), beside the API server's own write limit measured in the same
-# run. Writes BENCHMARKS.md's "kruise-manager at scale" and re-list sections and the "Full scale"
-# section of its size (a run at another SIM_NODES keeps its own; the rest of the file is npm run
-# bench's).
+# then a re-list of 2,000 and 5,000 NodeImages read whole beside streamed
+# (hack/bench/relist-memory.ts), then the scale simulation at full size (SIM_NODES 5000, SIM_JOBS
+# 50, SIM_REST_MINUTES 30 at rest, SIM_WORKERS one per 1,000 nodes), beside the API server's own
+# write limit measured in the same run. Writes BENCHMARKS.md's "kruise-manager at scale" and
+# re-list sections and the "Full scale" section of its size (a run at another SIM_NODES keeps its
+# own; the rest of the file is npm run bench's).
 # Figures are measurements, never pass or fail.
 source "$(dirname "$0")/lib/common.sh"
 require_root "$@"
