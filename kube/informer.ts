@@ -372,6 +372,10 @@ export class Informer<T extends KubeObject> {
 
   /** Whether the server said the resourceVersion expired (410). */
   private async watchOnce(timeoutSeconds: number, signal: AbortSignal): Promise<boolean> {
+    // Stopped while it listed (a handler, or whoever awaited `synced`, may stop it before the list
+    // returns): an aborted signal never fires its listeners again, and the watch would run its whole
+    // timeout, holding the process open (the CLI's watch command waited out 378 s).
+    if (signal.aborted) return false;
     this.stats.watches++;
     let expired = false;
     const ac = new AbortController();

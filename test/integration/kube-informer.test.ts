@@ -77,6 +77,19 @@ describe('Informer on the real API server', () => {
     await new Promise((r) => setTimeout(r, 300));
   });
 
+  it('stopped while it lists, it ends without starting a watch', async () => {
+    await cms.create(cm('s1', { suite: 'stopped' }));
+    const ac = new AbortController();
+    const inf = new Informer<ConfigMap>(new Resource(restClient(proxy.url), core.configmaps), { namespace: ns, labelSelector: 'suite=stopped' });
+    // Stopped from a handler, which runs inside the list: as whoever awaits `synced` may stop it.
+    inf.on({ add: () => ac.abort() });
+    const t0 = Date.now();
+    await inf.run(ac.signal);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(inf.keys()).toEqual([`${ns}/s1`]);
+    expect(proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === 'suite=stopped')).toEqual([]);
+  });
+
   it('lists, signals synced, then follows adds, updates and deletes, with indexes', async () => {
     await cms.create(cm('a1', { suite: 'basic', color: 'red' }));
     await cms.create(cm('a2', { suite: 'basic', color: 'blue' }));
