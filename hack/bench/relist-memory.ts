@@ -80,7 +80,7 @@ function tagsOf(n: number, tags: number): { images: Record<string, ImageSpec>; s
           tag: 'v1',
           createdAt: '2026-12-01T00:00:00Z',
           pullPolicy: { ttlSecondsAfterFinished: 300, timeoutSeconds: 600, backoffLimit: 3, activeDeadlineSeconds: 1200 },
-          ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name: `job-${t}`, uid: `00000000-0000-4000-8000-${String(t).padStart(12, '0')}` }],
+          ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', namespace: 'default', name: `job-${t}`, uid: `00000000-0000-4000-8000-${String(t).padStart(12, '0')}` }],
           version: 0,
         },
       ],
