@@ -53,6 +53,8 @@ export class Resource<T extends KubeObject> {
 
   /** Collection path; namespace undefined means all namespaces (or cluster-scoped). */
   path(namespace?: string, name?: string, subresource?: string): string {
+    // '' would make `namespaces//…`, which the API server reads as another path altogether.
+    if (this.type.namespaced && namespace === '') throw new Error(`${this.type.plural}: an empty namespace names no ${this.type.kind} (undefined means all namespaces)`);
     const base = this.type.group === '' ? `/api/${this.type.version}` : `/apis/${this.type.group}/${this.type.version}`;
     const ns = this.type.namespaced && namespace !== undefined ? `/namespaces/${encodeURIComponent(namespace)}` : '';
     let p = `${base}${ns}/${this.type.plural}`;

@@ -50,11 +50,14 @@ export class OwnerLookup {
 
   private async state(ref: ObjectReference): Promise<OwnerState> {
     const uid = ref.uid ?? '';
-    const cached = this.jobs.get(`${ref.namespace ?? ''}/${ref.name ?? ''}`);
+    // ImagePullJobs are namespaced: a reference without a namespace or a name names none (upstream's
+    // cached Get answers it NotFound too), and asking would send the API server `namespaces//…`.
+    if (!ref.namespace || !ref.name) return 'gone';
+    const cached = this.jobs.get(`${ref.namespace}/${ref.name}`);
     if (cached && cached.metadata?.uid === uid) return liveState(cached);
     if (this.gone.has(uid)) return 'gone';
     try {
-      const job = await this.api.get(ref.namespace ?? '', ref.name ?? '');
+      const job = await this.api.get(ref.namespace, ref.name);
       if (job.metadata?.uid === uid && !isDeleting(job)) return liveState(job);
     } catch (err) {
       if (!(err instanceof ApiError && err.notFound)) return 'alive';

@@ -1,4 +1,6 @@
 import type { FaultProxy } from '../proxy/fault-proxy.js';
+import { Resource, core } from '../../kube/resource.js';
+import type { KubeObject } from '../../api/types/common.js';
 import { eventually, restClient, startProxy } from '../helpers/kube.js';
 
 // The REST client's view of an API server outage, through a fault proxy in front of the real
@@ -81,5 +83,17 @@ describe('RestClient after an API server outage', () => {
     } finally {
       await rest.close();
     }
+  });
+});
+
+describe('Resource paths', () => {
+  it('refuses an empty namespace for a namespaced kind before any request: `namespaces//…` names another path', async () => {
+    const pods = new Resource<KubeObject>(restClient(proxy.url), core.pods);
+    await expect(pods.get('', 'p')).rejects.toThrow('pods: an empty namespace names no Pod (undefined means all namespaces)');
+    await expect(pods.list('')).rejects.toThrow('an empty namespace');
+    expect(proxy.requests()).toEqual([]);
+    // undefined is every namespace; a cluster-scoped kind ignores the namespace.
+    expect(pods.path(undefined, 'p')).toBe('/api/v1/pods/p');
+    expect(new Resource<KubeObject>(restClient(proxy.url), core.nodes).path('', 'n')).toBe('/api/v1/nodes/n');
   });
 });

@@ -80,6 +80,8 @@ describe('NodeImage controller', () => {
         'example.com/gone': { tags: [tag('1', { ownerReferences: [ref('deleted', '00000000-0000-0000-0000-000000000001')] }), tag('2', { ownerReferences: [ref('alive', job.metadata?.uid ?? ''), ref('deleted', '00000000-0000-0000-0000-000000000001')] })] },
         'example.com/other-kind': { tags: [tag('1', { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', namespace: ns, uid: '00000000-0000-0000-0000-000000000002' }] })] },
         'example.com/no-owner': { tags: [tag('1')] },
+        // A job reference without a namespace names no job: dropped, and never asked for.
+        'example.com/no-namespace': { tags: [tag('1', { ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name: 'alive', uid: '00000000-0000-0000-0000-000000000003' }] })] },
       },
       `${ns}-owners`,
     );
