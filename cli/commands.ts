@@ -9,7 +9,9 @@ import { ApiError, type RestClient } from '../kube/rest.js';
 import type { KubeObject } from '../api/types/common.js';
 import { Resource } from '../kube/resource.js';
 import { age, bar, table } from './format.js';
-import { crrVerdict, jobNodeProgress, jobPercent, jobVerdict } from './progress.js';
+import { type NodeProgress, crrVerdict, jobNodeProgress, jobPercent, jobVerdict, nodeProgress } from './progress.js';
+
+const NODEIMAGE_PAGE = 500;
 
 export interface Output {
   write(text: string): void;
@@ -21,13 +23,34 @@ type Job = ImagePullJob & KubeObject;
 type ListJob = ImageListPullJob & KubeObject;
 type Crr = ContainerRecreateRequest & KubeObject;
 
+/**
+ * Byte progress lives in the NodeImages, read only when there are jobs to show it for: in pages and
+ * streamed, keeping each job's few fields per node, as a cluster's NodeImages whole can run to
+ * hundreds of megabytes.
+ */
+async function jobsProgress(rest: RestClient, kruise: KruiseApi, jobs: readonly Job[]): Promise<Map<Job, NodeProgress[]>> {
+  const out = new Map<Job, NodeProgress[]>(jobs.map((j) => [j, []]));
+  if (jobs.length === 0) return out;
+  const nodeImages = new Resource<NodeImage & KubeObject>(rest, kruise.nodeImages);
+  let next: string | undefined;
+  do {
+    const meta = await nodeImages.listEach(undefined, { limit: NODEIMAGE_PAGE, ...(next ? { continue: next } : {}) }, (ni) => {
+      for (const [job, nodes] of out) {
+        const p = nodeProgress(job, ni);
+        if (p) nodes.push(p);
+      }
+    });
+    next = meta.continue || undefined;
+  } while (next);
+  return out;
+}
+
 /** `kruise-ts status`: ImagePullJobs, ImageListPullJobs and CRRs with their state. */
 export async function status(rest: RestClient, kruise: KruiseApi, namespace: string | undefined, out: Output): Promise<number> {
   const jobs = (await new Resource<Job>(rest, kruise.imagePullJobs).list(namespace)).items;
   const lists = (await new Resource<ListJob>(rest, kruise.imageListPullJobs).list(namespace)).items;
   const crrs = (await new Resource<Crr>(rest, kruise.crrs).list(namespace)).items;
-  // Byte progress lives in the NodeImages; read only when there are jobs to show it for.
-  const nodeImages = jobs.length > 0 ? (await new Resource<NodeImage & KubeObject>(rest, kruise.nodeImages).list(undefined)).items : [];
+  const progress = await jobsProgress(rest, kruise, jobs);
   const ns = (o: KubeObject): string[] => (namespace === undefined ? [o.metadata?.namespace ?? ''] : []);
   const nsCol = namespace === undefined ? ['NAMESPACE'] : [];
   out.write('IMAGEPULLJOBS\n');
@@ -42,7 +65,7 @@ export async function status(rest: RestClient, kruise: KruiseApi, namespace: str
         String(j.status?.active ?? 0),
         String(j.status?.succeeded ?? 0),
         String(j.status?.failed ?? 0),
-        `${jobPercent(j, jobNodeProgress(j, nodeImages)).toFixed(0)}%`,
+        `${jobPercent(j, progress.get(j) ?? []).toFixed(0)}%`,
         jobVerdict(j),
         age(j.metadata?.creationTimestamp),
       ]),
