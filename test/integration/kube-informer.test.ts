@@ -242,8 +242,9 @@ describe('Informer on the real API server', () => {
       await eventually(() => expect(proxy.requests().filter((r) => r.watch && r.query['labelSelector'] === 'suite=timeout' && r.status === 200).length).toBeGreaterThanOrEqual(2));
       proxy.expireWatches(1);
       proxy.cutWatches();
-      await eventually(() => expect(lists().length).toBe(4));
-      expect(lists()[3]).toEqual({ limit: undefined, resourceVersion: 'set', status: 200 });
+      // The proxy logs a request as it goes out and its status once answered.
+      await eventually(() => expect(lists()).toHaveLength(4));
+      await eventually(() => expect(lists()[3]).toEqual({ limit: undefined, resourceVersion: 'set', status: 200 }));
     } finally {
       stop();
     }
