@@ -1,7 +1,7 @@
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { createInterface } from 'node:readline';
-import { JSONParser } from '@streamparser/json';
+import { ListSplitter } from './list-splitter.js';
 import type { ListMeta } from '../api/types/common.js';
 import type { ClusterAccess } from './access.js';
 import { TokenBucket, type Priority } from './ratelimit.js';
@@ -423,37 +423,20 @@ export class RestClient {
     }
   }
 
-  /** Parses a list as it streams in: `$.metadata` is returned, each of `$.items.*` handed on. */
+  /** Splits a list as it streams in: each item is handed on, the list's metadata returned. */
   private static async streamList<T>(res: IncomingMessage, onItem: (item: T) => void): Promise<ListMeta> {
-    const parser = new JSONParser({ paths: ['$.metadata', '$.items.*'], keepStack: false });
-    let metadata: ListMeta = {};
-    let failed: unknown;
-    parser.onValue = ({ value, key }) => {
-      if (failed !== undefined) return;
+    const splitter = new ListSplitter((item) => onItem(item as T));
+    // A connection lost mid-body throws from the loop itself: no answer, not a malformed one.
+    const malformed = <R>(step: () => R): R => {
       try {
-        if (key === 'metadata') metadata = value as ListMeta;
-        // Built key by key, the parser's objects take V8 1.8 times the memory JSON.parse's do (2,000
-        // NodeImages held: 154 against 85 MiB), and a cache holds them for good; one item written
-        // out and parsed again costs little beside the streamed parse itself (2.9 against 2.8 s).
-        else onItem(JSON.parse(JSON.stringify(value)) as T);
+        return step();
       } catch (err) {
-        failed = new MalformedBody(err);
+        res.destroy();
+        throw new MalformedBody(err);
       }
     };
-    parser.onError = (err) => {
-      failed ??= new MalformedBody(err);
-    };
-    for await (const chunk of res) {
-      parser.write(chunk as Buffer);
-      if (failed !== undefined) break;
-    }
-    // The parser ends itself once the document is whole; ending it is what finds one cut short.
-    if (failed === undefined && !parser.isEnded) parser.end();
-    if (failed !== undefined) {
-      res.destroy();
-      throw failed;
-    }
-    return metadata;
+    for await (const chunk of res) malformed(() => splitter.write(chunk as Buffer));
+    return malformed(() => splitter.end());
   }
 
   /**
