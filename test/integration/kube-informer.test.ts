@@ -30,7 +30,7 @@ interface Recorded {
 
 const byColor: Index<ConfigMap> = { name: 'byColor', keys: (o) => (o.metadata?.labels?.['color'] ? [o.metadata.labels['color']] : []) };
 
-function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fromCache?: boolean; backoffMinMs?: number; sheddingBackoffMaxMs?: number; resumeWithinMs?: number; refreshVersionAfterMs?: number } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
+function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fromCache?: boolean; pageSize?: number; backoffMinMs?: number; sheddingBackoffMaxMs?: number; resumeWithinMs?: number; refreshVersionAfterMs?: number } = {}): { inf: Informer<ConfigMap>; seen: Recorded; stop: () => void } {
   const rest = opts.viaProxy ? restClient(proxy.url) : direct;
   const inf = new Informer<ConfigMap>(new Resource(rest, core.configmaps), {
     namespace: ns,
@@ -42,6 +42,7 @@ function informer(opts: { label?: string; field?: string; viaProxy?: boolean; fr
     ...(opts.resumeWithinMs !== undefined ? { resumeWithinMs: opts.resumeWithinMs } : {}),
     ...(opts.refreshVersionAfterMs !== undefined ? { refreshVersionAfterMs: opts.refreshVersionAfterMs } : {}),
     ...(opts.fromCache ? { listFromWatchCache: true, minWatchTimeoutSeconds: 600 } : {}),
+    ...(opts.pageSize !== undefined ? { listPageSize: opts.pageSize } : {}),
   }).addIndex(byColor);
   const seen: Recorded = { added: [], updated: [], deleted: [] };
   inf.on({
@@ -212,6 +213,57 @@ describe('Informer on the real API server', () => {
       // The re-list found h1 at the version the cache held: the cached copy stays, no update reported.
       expect(inf.get(`${ns}/h1`)).toBe(h1);
       expect(seen.updated).toEqual(['h2']);
+    } finally {
+      stop();
+    }
+  });
+
+  it('a page that times out (504) is asked again half as big from the same continue token, keeping the pages read', async () => {
+    for (let i = 0; i < 5; i++) await cms.create(cm(`p${i}`, { suite: 'pages' }));
+    const timeout = { status: 504, match: { method: 'GET', watch: false, path: /\/configmaps$/, query: { labelSelector: /^suite=pages$/, continue: /./ } }, message: 'Timeout: request did not complete within 1m0s' };
+    proxy.failNext({ ...timeout, times: 2 });
+    const { inf, seen, stop } = informer({ label: 'suite=pages', viaProxy: true, pageSize: 4 });
+    try {
+      await inf.synced;
+      expect(inf.keys().sort()).toEqual([0, 1, 2, 3, 4].map((i) => `${ns}/p${i}`));
+      expect(seen.added.sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4']);
+      const lists = proxy.requests().filter((r) => r.query['labelSelector'] === 'suite=pages' && r.method === 'GET' && !r.watch);
+      const asked = lists.map((r) => [r.query['limit'], r.query['continue'] ? 'continue' : 'first', r.status]);
+      expect(asked.slice(0, 4)).toEqual([
+        ['4', 'first', 200],
+        ['4', 'continue', 504],
+        ['2', 'continue', 504],
+        ['1', 'continue', 200],
+      ]);
+      // The server may end with a page that has only a token and no items.
+      expect(asked.slice(4)).toEqual(asked.slice(4).map(() => ['1', 'continue', 200]));
+      expect(new Set(lists.slice(1, 4).map((r) => r.query['continue'])).size).toBe(1);
+      expect(inf.stats.failures).toBe(0);
+    } finally {
+      stop();
+    }
+  });
+
+  it('a page that times out at one object gives the list up, to start over after the backoff', async () => {
+    await cms.create(cm('q0', { suite: 'pages-out' }));
+    await cms.create(cm('q1', { suite: 'pages-out' }));
+    proxy.failNext({ status: 504, times: 2, match: { method: 'GET', watch: false, path: /\/configmaps$/, query: { labelSelector: /^suite=pages-out$/, continue: /./ } } });
+    const { inf, stop } = informer({ label: 'suite=pages-out', viaProxy: true, pageSize: 1 });
+    try {
+      await inf.synced;
+      expect(inf.keys().sort()).toEqual([`${ns}/q0`, `${ns}/q1`]);
+      const lists = proxy.requests().filter((r) => r.query['labelSelector'] === 'suite=pages-out' && r.method === 'GET' && !r.watch);
+      const asked = lists.map((r) => [r.query['limit'], r.query['continue'] ? 'continue' : 'first', r.status]);
+      expect(asked.slice(0, 6)).toEqual([
+        ['1', 'first', 200],
+        ['1', 'continue', 504],
+        ['1', 'first', 200],
+        ['1', 'continue', 504],
+        ['1', 'first', 200],
+        ['1', 'continue', 200],
+      ]);
+      expect(asked.slice(6)).toEqual(asked.slice(6).map(() => ['1', 'continue', 200]));
+      expect(inf.stats.failures).toBe(2);
     } finally {
       stop();
     }

@@ -28,6 +28,8 @@ export interface RequestMatch {
   /** Tested against the path without the query string. */
   path?: RegExp;
   watch?: boolean;
+  /** Query parameters, each tested against the request's value ('' when absent). */
+  query?: Record<string, RegExp>;
 }
 
 export interface FailOptions {
@@ -649,6 +651,7 @@ function matches(entry: ProxiedRequest, m: RequestMatch): boolean {
   }
   if (m.path && !m.path.test(entry.path)) return false;
   if (m.watch !== undefined && m.watch !== entry.watch) return false;
+  for (const [k, re] of Object.entries(m.query ?? {})) if (!re.test(entry.query[k] ?? '')) return false;
   return true;
 }
 
