@@ -179,8 +179,11 @@ describe('kruise-ts beside OpenKruise v1.9 (KruiseDaemon=false)', () => {
     await setGates('ImagePullJobGate=true', 1);
     try {
       await eventually(async () => expect(await readyz()).toContain('KruiseDaemon is on'), 45_000, 500);
-      const events = await new Resource<KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }>(rest, core.events).list(DEFAULT_KRUISE_NAMESPACE);
-      expect(events.items.some((e) => e.reason === 'OpenKruiseConflict' && e.involvedObject?.name === 'kruise-ts-manager' && (e.message ?? '').includes('KruiseDaemon is on'))).toBe(true);
+      // /readyz says so at once; the event goes out after, as events wait behind every other call.
+      await eventually(async () => {
+        const events = await new Resource<KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }>(rest, core.events).list(DEFAULT_KRUISE_NAMESPACE);
+        expect(events.items.some((e) => e.reason === 'OpenKruiseConflict' && e.involvedObject?.name === 'kruise-ts-manager' && (e.message ?? '').includes('KruiseDaemon is on'))).toBe(true);
+      });
       await jobs.create({ metadata: { name: 'waits', namespace: ns }, spec: { image: `${env.registryOpen}/many-062:1.0`, selector: { names: [env.nodes[0]?.name ?? ''] }, completionPolicy: { type: 'Always' } } });
       await new Promise((r) => setTimeout(r, 5_000));
       expect((await jobs.get(ns, 'waits')).status).toBeUndefined();
