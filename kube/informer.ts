@@ -1,7 +1,7 @@
 import type { Logger } from './log.js';
 import { componentLogger, errorFields } from './log.js';
 import { ApiError, type StatusBody, type WatchEvent } from './rest.js';
-import type { KubeObject, ListMeta } from '../api/types/common.js';
+import type { KubeObject } from '../api/types/common.js';
 import { objectKey, type Resource } from './resource.js';
 
 export interface EventHandlers<T> {
@@ -347,37 +347,18 @@ export class Informer<T extends KubeObject> {
     // while the list runs, memory grows with what changed, not with the whole list (at 50 jobs over
     // 5,000 nodes, the manager's heap ran out in a re-list read whole: BENCHMARKS.md).
     const fresh = new Map<string, T>();
-    let cont: string | undefined;
-    let rv = '';
-    let limit = this.opts.listPageSize ?? LIST_PAGE_SIZE;
-    for (;;) {
-      let meta: ListMeta;
-      try {
-        meta = await this.resource.listEach(
-          this.opts.namespace,
-          fromCache ? { ...this.baseQuery(), resourceVersion: notOlderThan || '0' } : { ...this.baseQuery(), limit, continue: cont },
-          (raw) => {
-            const key = objectKey(raw);
-            const cached = this.store.get(key);
-            fresh.set(key, cached !== undefined && cached.metadata?.resourceVersion === raw.metadata?.resourceVersion ? cached : this.prepare(raw));
-          },
+    const onItem = (raw: T): void => {
+      const key = objectKey(raw);
+      const cached = this.store.get(key);
+      fresh.set(key, cached !== undefined && cached.metadata?.resourceVersion === raw.metadata?.resourceVersion ? cached : this.prepare(raw));
+    };
+    const meta = fromCache
+      ? await this.resource.listEach(this.opts.namespace, { ...this.baseQuery(), resourceVersion: notOlderThan || '0' }, onItem, signal)
+      : await this.resource.listEachPaged(this.opts.namespace, this.baseQuery(), this.opts.listPageSize ?? LIST_PAGE_SIZE, onItem, {
           signal,
-        );
-      } catch (err) {
-        // A page the API server could not serve within its request timeout is asked again, half as
-        // big, from the same continue token: at 50 jobs over 2,000 nodes one page of 500 NodeImages
-        // took it over 60 s, and starting over from the first page met the same timeout on the
-        // second, time after time. Pages already read stay; the token holds the list's version
-        // until etcd compacts it (410, and the list starts over).
-        if (fromCache || !(err instanceof ApiError && err.status === 504) || limit <= 1 || signal.aborted) throw err;
-        limit = Math.floor(limit / 2);
-        this.log.warn('list page timed out, asking again for fewer', { ...errorFields(err), limit, firstPage: cont === undefined });
-        continue;
-      }
-      cont = meta.continue || undefined;
-      rv = meta.resourceVersion ?? rv;
-      if (!cont) break;
-    }
+          onPageTimeout: (err, limit, firstPage) => this.log.warn('list page timed out, asking again for fewer', { ...errorFields(err), limit, firstPage }),
+        });
+    const rv = meta.resourceVersion ?? '';
     this.replace(fresh);
     this.resourceVersion = rv;
     this.resourceVersionAt = Date.now();
