@@ -9,7 +9,7 @@ import { ApiError, type RestClient } from '../kube/rest.js';
 import type { KubeObject } from '../api/types/common.js';
 import { Resource } from '../kube/resource.js';
 import { age, bar, table } from './format.js';
-import { type NodeProgress, crrVerdict, jobNodeProgress, jobPercent, jobVerdict, nodeProgress } from './progress.js';
+import { type NodeProgress, crrVerdict, jobNodeProgress, jobPercent, jobVerdict, nodeProgressReader } from './progress.js';
 
 const NODEIMAGE_PAGE = 500;
 
@@ -29,20 +29,16 @@ type Crr = ContainerRecreateRequest & KubeObject;
  * hundreds of megabytes.
  */
 async function jobsProgress(rest: RestClient, kruise: KruiseApi, jobs: readonly Job[]): Promise<Map<Job, NodeProgress[]>> {
-  const out = new Map<Job, NodeProgress[]>(jobs.map((j) => [j, []]));
-  if (jobs.length === 0) return out;
-  const nodeImages = new Resource<NodeImage & KubeObject>(rest, kruise.nodeImages);
-  let next: string | undefined;
-  do {
-    const meta = await nodeImages.listEach(undefined, { limit: NODEIMAGE_PAGE, ...(next ? { continue: next } : {}) }, (ni) => {
-      for (const [job, nodes] of out) {
-        const p = nodeProgress(job, ni);
+  const readers = jobs.map((job) => ({ job, read: nodeProgressReader(job), nodes: [] as NodeProgress[] }));
+  if (jobs.length > 0) {
+    await new Resource<NodeImage & KubeObject>(rest, kruise.nodeImages).listEachPaged(undefined, {}, NODEIMAGE_PAGE, (ni) => {
+      for (const { read, nodes } of readers) {
+        const p = read(ni);
         if (p) nodes.push(p);
       }
     });
-    next = meta.continue || undefined;
-  } while (next);
-  return out;
+  }
+  return new Map(readers.map((r) => [r.job, r.nodes]));
 }
 
 /** `kruise-ts status`: ImagePullJobs, ImageListPullJobs and CRRs with their state. */

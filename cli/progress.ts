@@ -14,33 +14,36 @@ export interface NodeProgress {
 
 /** Per-node progress of a job, read from the NodeImages whose tag the job owns. */
 export function jobNodeProgress(job: ImagePullJob, nodeImages: Iterable<NodeImage>): NodeProgress[] {
+  const progressOn = nodeProgressReader(job);
   const out: NodeProgress[] = [];
   for (const ni of nodeImages) {
-    const p = nodeProgress(job, ni);
+    const p = progressOn(ni);
     if (p) out.push(p);
   }
   return out.sort((a, b) => a.node.localeCompare(b.node));
 }
 
-/** The job's progress on one node; undefined when that node's NodeImage holds no tag of the job. */
-export function nodeProgress(job: ImagePullJob, ni: NodeImage): NodeProgress | undefined {
+/** Reads the job's progress on one node; undefined where that node's NodeImage holds no tag of the job. */
+export function nodeProgressReader(job: ImagePullJob): (ni: NodeImage) => NodeProgress | undefined {
   let ref: { name: string; tag: string };
   try {
     ref = nameAndTag(job.spec.image);
   } catch {
-    return undefined;
+    return () => undefined;
   }
   const uid = job.metadata?.uid;
-  const tag = ni.spec?.images?.[ref.name]?.tags.find((t) => t.tag === ref.tag && t.ownerReferences?.some((o) => o.uid === uid));
-  if (!tag) return undefined;
-  const st = ni.status?.imageStatuses?.[ref.name]?.tags.find((t) => t.tag === ref.tag);
-  const current = st && (st.version ?? 0) === (tag.version ?? 0) ? st : undefined;
-  const unknown = current?.phase === 'Pulling' && current.message?.startsWith(MESSAGE_PROGRESS_UNKNOWN) === true;
-  return {
-    node: ni.metadata?.name ?? '',
-    phase: current?.phase ?? 'Waiting',
-    progress: unknown ? undefined : (current?.progress ?? 0),
-    ...(current?.message ? { message: current.message } : {}),
+  return (ni) => {
+    const tag = ni.spec?.images?.[ref.name]?.tags.find((t) => t.tag === ref.tag && t.ownerReferences?.some((o) => o.uid === uid));
+    if (!tag) return undefined;
+    const st = ni.status?.imageStatuses?.[ref.name]?.tags.find((t) => t.tag === ref.tag);
+    const current = st && (st.version ?? 0) === (tag.version ?? 0) ? st : undefined;
+    const unknown = current?.phase === 'Pulling' && current.message?.startsWith(MESSAGE_PROGRESS_UNKNOWN) === true;
+    return {
+      node: ni.metadata?.name ?? '',
+      phase: current?.phase ?? 'Waiting',
+      progress: unknown ? undefined : (current?.progress ?? 0),
+      ...(current?.message ? { message: current.message } : {}),
+    };
   };
 }
 
