@@ -28,9 +28,8 @@ export class ListSplitter {
   private escaped = false;
   /** Inside the root's `items` array: its elements are cut out, not kept. */
   private inItems = false;
-  /** Bytes of an item begun in an earlier chunk. */
+  /** Bytes of an item begun in an earlier chunk (never empty parts: each holds at least its `{`). */
   private itemParts: Buffer[] = [];
-  private itemOpen = false;
   private readonly decoder = new StringDecoder('utf8');
   private rest = '';
 
@@ -39,7 +38,7 @@ export class ListSplitter {
   /** Throws at the first byte that cannot belong to a list, or when `onItem` throws. */
   write(chunk: Buffer): void {
     let keepFrom = this.inItems ? -1 : 0;
-    let itemFrom = this.itemOpen ? 0 : -1;
+    let itemFrom = this.itemParts.length > 0 ? 0 : -1;
     for (let i = 0; i < chunk.length; i++) {
       const b = chunk[i] as number;
       if (this.inString) {
@@ -57,7 +56,6 @@ export class ListSplitter {
         this.depth++;
         if (this.inItems && this.depth === 3) {
           itemFrom = i;
-          this.itemOpen = true;
         } else if (!this.inItems && this.depth === 2 && b === OPEN_BRACKET) {
           this.rest += this.decoder.write(chunk.subarray(keepFrom, i));
           keepFrom = i;
@@ -95,7 +93,6 @@ export class ListSplitter {
   private emit(tail: Buffer): void {
     const bytes = this.itemParts.length > 0 ? Buffer.concat([...this.itemParts, tail]) : tail;
     this.itemParts = [];
-    this.itemOpen = false;
     this.onItem(JSON.parse(bytes.toString('utf8')));
   }
 }
