@@ -57,12 +57,25 @@ describe('benchmark harness (smoke)', () => {
     expect(sim.out).toMatch(/\| API server CPU during the jobs; peak RSS; open file descriptors at most \| \d+% of a core; \d+ MiB; [1-9]\d* \| \|/);
     expect(sim.out).toMatch(/\| manager CPU during the jobs; peak RSS; open file descriptors at most \| \d+% of a core; \d+ MiB; [1-9]\d* \| < 500 MiB \|/);
     expect(sim.out).toMatch(/\| CPU during the jobs, in % of a core \(the machine has \d+\): .* \| (\d+)%; (\d+)%; (\d+)%; (\d+)%; -?(\d+)% \| \|/);
+    // The jobs' progress by their status, and how the API server answered the manager's writes.
+    expect(sim.out).toMatch(/\| the 3 jobs' tags succeeded \(placed\) by their status, by minutes into them \| (\d+ min: \d+ \(\d+\)(; )?)+ \| \|/);
+    expect(sim.out).toMatch(/\| the manager's NodeImage spec writes answered 409 Conflict \/ 5xx .* \| one job: \d+ \/ 0; 3 jobs: \d+ \/ 0 \| \|/);
 
     const cmp = await node('hack/bench/compare.js', [results], {});
     expect(cmp.code).toBe(0);
     expect(cmp.out).toContain('## Beside upstream');
     expect(cmp.out).toMatch(/\| watches per daemon \| .* \| 2\.00 .* \| level/);
   }, 300_000);
+
+  it('reports how far the jobs got when SIM_JOBS_MINUTES runs out before they complete', async () => {
+    // Pulls of 30 s against 6 s to wait: neither phase can complete.
+    const sim = await node('test/sim/scale.js', [envJson], { SIM_NODES: '4', SIM_JOBS: '2', SIM_PULL_DELAY_MS: '30000', SIM_JOBS_MINUTES: '0.1', BENCH_RESULTS: join(dir, 'deadline.jsonl') });
+    if (sim.code !== 0) console.error(sim.out);
+    expect(sim.code).toBe(0);
+    expect(sim.out).toContain('2 job(s) not complete after 0.1 min (SIM_JOBS_MINUTES)');
+    expect(sim.out).toMatch(/\| 2 ImagePullJobs at once over all nodes: \*\*not complete after 0\.1 min\*\* .* \| [0-2] of 2; 0 \/ 0 \/ [0-8]; \d+ \(.*\) \| \|/);
+    expect(sim.out).toMatch(/\| the 2 jobs' tags succeeded \(placed\) by their status, by minutes into them \| 0 min: 0 \([0-8]\) \| \|/);
+  }, 180_000);
 
   it('lists a few NodeImages read whole and streamed, each in its own process, and removes them', async () => {
     const run = await node('hack/bench/relist-memory.js', [envJson], { BENCH_RELIST_NODES: '12', BENCH_RELIST_TAGS: '3', BENCH_RUNS: '1' });
