@@ -64,13 +64,25 @@ const WRITES_IN_FLIGHT = 64;
  */
 const MAX_DISPATCH_PER_RECONCILE = 500;
 /**
- * A reconcile whose writes are down to this many returns, and the next one plans while they finish.
- * Waiting for a 500-node chunk's last writes left most slots idle for its slowest write, then for
- * the status write and the next reconcile: over a 5,000-node fan-out, 1.4–2.8 s with no write in
- * flight and 15–22 s with fewer than 48 (BENCHMARKS.md, "the rounds' idle write slots"). Twice the
- * slots: the next chunk's first writes are queued before the slots run dry.
+ * A job with more NodeImage writes than this in flight starts no more nodes; once they are down to
+ * this many it plans its next chunk while they finish. Waiting for a 500-node chunk's last writes
+ * left most slots idle for its slowest write, then for the status write and the next reconcile: over
+ * a 5,000-node fan-out, 1.4–2.8 s with no write in flight and 15–22 s with fewer than 48
+ * (BENCHMARKS.md, "the rounds' idle write slots"). Twice the slots: the next chunk's first writes are
+ * queued before the slots run dry.
+ *
+ * A reconcile with more writes than this returns as soon as they are queued, not once they are down
+ * to this many: waiting held a worker for each chunk, and with 50 jobs over 1,000 nodes at 3 workers
+ * the last job's first status came 13.5 minutes in, and the jobs' status said 0 succeeded for 13
+ * minutes while their nodes' pulls took a second.
  */
 const TAIL_LEFT_RUNNING = 2 * WRITES_IN_FLIGHT;
+/**
+ * While a job's writes are out, it is looked at (its status written) at most this often: woken by
+ * every NodeImage its writes land on, 50 such jobs would each plan over all their nodes and write a
+ * status several times a second beside the writes that matter.
+ */
+const FANNING_OUT_STATUS_MS = 5000;
 /** Events from NodeImages and pods are gathered this long, so a burst of them is one reconcile. */
 const WAKE_BATCH_MS = 200;
 
@@ -98,6 +110,8 @@ class ImagePullJobController {
   private readonly tailFailures = new Map<string, Error>();
   /** Status writes per job the cache has not shown yet. */
   private readonly statusWrites = new ResourceVersionExpectations<undefined>();
+  /** When each job fanning out (more than TAIL_LEFT_RUNNING writes in flight) was last planned. */
+  private readonly fanOutLooks = new Map<string, number>();
   /** Warnings already given, so a Never job reconciled again and again does not repeat them. */
   private readonly warned = new Set<string>();
   private stopping = false;
@@ -231,6 +245,7 @@ class ImagePullJobController {
       this.writes.forget(key);
       this.statusWrites.forget(key);
       this.tailFailures.delete(key);
+      this.fanOutLooks.delete(key);
       return;
     }
     const log = this.log.child({ imagePullJob: key });
@@ -267,8 +282,17 @@ class ImagePullJobController {
       this.tailFailures.delete(key);
       throw tailFailure;
     }
-    const selected = selectNodes(job, this.source);
     const flying = this.inFlight.get(key);
+    const fanningOut = (flying?.size ?? 0) > TAIL_LEFT_RUNNING;
+    if (fanningOut) {
+      const since = Date.now() - (this.fanOutLooks.get(key) ?? 0);
+      // Its writes wake it when they are down to TAIL_LEFT_RUNNING; until then, only its status.
+      if (since < FANNING_OUT_STATUS_MS) return { requeueAfterMs: FANNING_OUT_STATUS_MS - since };
+      this.fanOutLooks.set(key, Date.now());
+    } else {
+      this.fanOutLooks.delete(key);
+    }
+    const selected = selectNodes(job, this.source);
     const blocked = new Set<string>();
     const views: NodeView[] = selected.map((ni) => {
       const name = ni.metadata?.name ?? '';
@@ -279,7 +303,7 @@ class ImagePullJobController {
       return pending === 'dispatch' ? { name, state: 'active', stale: false } : nodeView(ni, target);
     });
     views.push(...missingNamedNodes(job, this.source).map((name): NodeView => ({ name, state: 'missing', stale: false })));
-    const plan = planJob(job, views, parallelismOf(job), Date.now(), MAX_DISPATCH_PER_RECONCILE);
+    const plan = planJob(job, views, parallelismOf(job), Date.now(), fanningOut ? 0 : MAX_DISPATCH_PER_RECONCILE);
     const selectedNames = new Set(selected.map((ni) => ni.metadata?.name ?? ''));
     const release = this.nodeImages
       .byIndex(nodeImagesByOwnerUid, target.uid)
@@ -287,8 +311,8 @@ class ImagePullJobController {
       .filter((n) => !selectedNames.has(n) && !flying?.has(n) && !this.writes.pending(key, n, this.nodeImages.get(n)?.metadata?.resourceVersion));
     const todo: Array<[string, WriteKind]> = [
       ...plan.dispatch.map((n): [string, WriteKind] => [n, 'dispatch']),
-      ...(plan.completed ? [] : plan.refresh.filter((n) => !blocked.has(n)).map((n): [string, WriteKind] => [n, 'refresh'])),
-      ...(plan.completed ? [] : release.map((n): [string, WriteKind] => [n, 'release'])),
+      ...(plan.completed || fanningOut ? [] : plan.refresh.filter((n) => !blocked.has(n)).map((n): [string, WriteKind] => [n, 'refresh'])),
+      ...(plan.completed || fanningOut ? [] : release.map((n): [string, WriteKind] => [n, 'release'])),
     ];
     const unwritten = await this.writeNodeImages(job, target, todo, log);
     for (const node of plan.full) this.warnOnce(job, `full/${node}`, REASON_PULL_IMAGE_FAILED, nodeImageFullMessage(node, target.image, MAX_IMAGES_PER_NODE_IMAGE));
@@ -315,16 +339,17 @@ class ImagePullJobController {
     }
     // A dispatch that found nothing to write (a full NodeImage, or a cache behind a change someone
     // else made) changed no object whose event would bring the job back: look again shortly. So
-    // does a job with more nodes to start; behind the jobs already waiting for a worker.
-    const next = [plan.requeueAfterMs, unwritten > 0 || plan.more ? WAKE_BATCH_MS : undefined].filter((x): x is number => x !== undefined);
+    // does a job with more nodes to start; behind the jobs already waiting for a worker. A job
+    // fanning out is woken by its writes instead.
+    const next = [plan.requeueAfterMs, unwritten > 0 || (plan.more && !fanningOut) ? WAKE_BATCH_MS : undefined].filter((x): x is number => x !== undefined);
     return next.length > 0 ? { requeueAfterMs: Math.min(...next) } : undefined;
   }
 
   /**
    * Writes the job's tag into (or takes it off) each NodeImage, a few at a time, each merged into the
    * fresh object, and into other jobs' writes to the same NodeImage still waiting for their turn.
-   * Returns how many dispatches wrote nothing. Of more than TAIL_LEFT_RUNNING writes, the last ones
-   * are left running: they wake the job themselves if any fails or writes nothing.
+   * Returns how many dispatches wrote nothing. More than TAIL_LEFT_RUNNING writes are left running:
+   * they wake the job once they are down to that many, and again if any fails or writes nothing.
    */
   private async writeNodeImages(job: ImagePullJob, target: JobTarget, todo: ReadonlyArray<[string, WriteKind]>, log: Logger): Promise<number> {
     if (todo.length === 0) return 0;
@@ -335,15 +360,13 @@ class ImagePullJobController {
     const flying = this.inFlight.get(key) ?? new Map<string, WriteKind>();
     this.inFlight.set(key, flying);
     for (const [node, kind] of todo) flying.set(node, kind);
-    let left = todo.length;
-    let tailReached = (): void => undefined;
-    const tail = new Promise<'tail'>((resolve) => {
-      if (todo.length > TAIL_LEFT_RUNNING) tailReached = () => resolve('tail');
-    });
+    const q = this.queue.queue;
     const landed = (node: string): void => {
       flying.delete(node);
-      if (flying.size === 0 && this.inFlight.get(key) === flying) this.inFlight.delete(key);
-      if (--left === TAIL_LEFT_RUNNING) tailReached();
+      if (this.inFlight.get(key) !== flying) return;
+      if (flying.size === 0) this.inFlight.delete(key);
+      // Room for the next chunk: the job plans it while these finish.
+      else if (flying.size === TAIL_LEFT_RUNNING && !this.stopping) q.add(key);
     };
     const all = Promise.all(
       todo.map(async ([node, kind]) => {
@@ -381,13 +404,13 @@ class ImagePullJobController {
           landed(node);
         }
       }),
-    ).then(() => 'all' as const);
+    );
     const failed = (): Error => new Error(`${errors.length} of ${todo.length} NodeImage writes failed`, { cause: errors[0] });
-    if ((await Promise.race([all, tail])) === 'all') {
+    if (todo.length <= TAIL_LEFT_RUNNING) {
+      await all;
       if (errors.length > 0) throw failed();
       return unwritten;
     }
-    const q = this.queue.queue;
     const settled: Promise<void> = all.then(() => {
       this.tails.delete(settled);
       if (this.stopping) return;

@@ -205,6 +205,31 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
     expect(writes.length).toBe(300);
   }, 120_000);
 
+  it("a job's status goes out as soon as a chunk of more than 128 writes is queued, not once they are down to 128", async () => {
+    // At the installation's 30 requests/s, 300 writes take some 10 s. A reconcile used to wait for
+    // all but 128 of them (172 answered) before the job's status; with 50 jobs at 3 workers that wait
+    // held each job's status for minutes.
+    const pool = `${ns}-early`;
+    const names = await manyFakeNodeImages('e', 300, { pool });
+    const from = auditSize(env.auditLog);
+    await createJob('early', { image: image(18), parallelism: 300, selector: { matchLabels: { pool } } });
+    const done = await waitJob('early', completed, 'completed', 90_000);
+    expect(done.status).toMatchObject({ desired: 300, succeeded: 300, failed: 0, active: 0 });
+    const answered = (e: { stageTimestamp?: string }): number => Date.parse(e.stageTimestamp ?? '');
+    const nodeWrites = managerSpecWrites(auditEntries(env.auditLog, from, `"name":"${ns}-e`), names)
+      .filter((e) => e.responseStatus?.code === 200)
+      .map(answered)
+      .sort((x, y) => x - y);
+    expect(nodeWrites.length).toBe(300);
+    const statusWrites = auditEntries(env.auditLog, from, '"imagepulljobs"')
+      .filter((e) => e.stage === 'ResponseComplete' && e.objectRef?.subresource === 'status' && e.objectRef.name === 'early' && e.user?.username?.endsWith(':kruise-ts-manager'))
+      .map(answered)
+      .sort((x, y) => x - y);
+    // Its first status (startTime, 300 active) behind the writes already in the client's 30/s, not behind 172 of them.
+    const before = nodeWrites.filter((t) => t < (statusWrites[0] ?? Infinity)).length;
+    expect(before).toBeLessThan(150);
+  }, 120_000);
+
   it("a write that fails among a reconcile's last ones, left running, fails the job's next reconcile, and the node is written on the retry", async () => {
     // Of more than 128 writes, a reconcile returns while its last ones are out: their failures can
     // only reach the work queue (its backoff, its log line) through the next reconcile.
