@@ -56,11 +56,10 @@ const IMAGE_PULL_JOB_CONTROLLER = 'imagepulljob-controller';
  */
 const WRITES_IN_FLIGHT = 64;
 /**
- * Nodes one reconcile starts at most; the rest go to the next one, after the job's status. A job over
- * 5,000 nodes dispatched in one reconcile held its worker for minutes: with more jobs than workers
- * (3, upstream's default), the others waited that long for a startTime, and every job's status
- * showed nothing until its whole first round was written. In chunks, jobs take turns at the
- * shared write slots and each shows its progress as it goes.
+ * Nodes one reconcile starts at most; the rest go to the next one, once these are nearly written. A
+ * job over 5,000 nodes dispatched in one reconcile held its worker for minutes: with more jobs than
+ * workers (3, upstream's default), the others waited that long for a startTime. In chunks, a job
+ * keeps at most this many writes queued, and jobs take turns at the shared write slots.
  */
 const MAX_DISPATCH_PER_RECONCILE = 500;
 /**
