@@ -85,22 +85,22 @@ export function managerWritesInFlight(entries: readonly AuditEntry[], names: Rea
 }
 
 /**
- * The manager's watches of `resource` among `entries`: how many it started, the longest time it
- * had none open (from a watch's end to the next one's start), and the longest it took to ask again
- * (from that end to the API server receiving the next request): the rest of a gap is the server
- * setting the watch up. Also its lists of `resource` and the longest one: past start-up its
- * informer lists only after a 410, and a list of every NodeImage at 5,000 nodes can fill a gap.
+ * The manager's watches of `resource` among `entries`: how many it started, and the longest time it
+ * had none open, from a watch's end to the API server receiving the next one. kube-apiserver 1.20
+ * logs a watch's ResponseStarted only as the watch ends, beside its ResponseComplete, so the time a
+ * watch started is when its request was received. Also its lists of `resource` and the longest one:
+ * past start-up its informer lists only after a 410, and a list of every NodeImage at 5,000 nodes
+ * can fill a gap.
  */
 export function managerWatchGaps(
   entries: readonly AuditEntry[],
   resource: string,
-): { requests: number; longestGapMs: number; longestAskAgainMs: number; lists: number; longestListMs: number } {
+): { requests: number; longestGapMs: number; lists: number; longestListMs: number } {
   const open = new Set<string>();
   const seen = new Set<string>();
   let requests = 0;
   let closedAt: number | undefined;
   let longestGapMs = 0;
-  let longestAskAgainMs = 0;
   let lists = 0;
   let longestListMs = 0;
   for (const e of entries) {
@@ -116,10 +116,7 @@ export function managerWatchGaps(
       requests++;
       seen.add(id);
       open.add(id);
-      if (closedAt !== undefined) {
-        longestGapMs = Math.max(longestGapMs, at - closedAt);
-        longestAskAgainMs = Math.max(longestAskAgainMs, Date.parse(e.requestReceivedTimestamp ?? e.stageTimestamp ?? '') - closedAt);
-      }
+      if (closedAt !== undefined) longestGapMs = Math.max(longestGapMs, Date.parse(e.requestReceivedTimestamp ?? e.stageTimestamp ?? '') - closedAt);
       closedAt = undefined;
     } else if (e.stage === 'ResponseComplete') {
       // A watch started before `from` ends here too; one refused at once never started.
@@ -128,5 +125,5 @@ export function managerWatchGaps(
       if (open.size === 0) closedAt ??= at;
     }
   }
-  return { requests, longestGapMs, longestAskAgainMs, lists, longestListMs };
+  return { requests, longestGapMs, lists, longestListMs };
 }

@@ -442,7 +442,7 @@ record('simMachineCpuPercent', percentOfRun(machineCpu));
 
 const f = (x: number, d = 1): string => x.toFixed(d);
 const watchFigures = (w: JobsRun['managerWatch']): string =>
-  `${w.requests}, ${f(w.longestGapMs / 1000)} s (${f(w.longestAskAgainMs / 1000)} s), ${w.lists} lists${w.lists > 0 ? ` (${f(w.longestListMs / 1000)} s)` : ''}`;
+  `${w.requests}, ${f(w.longestGapMs / 1000)} s, ${w.lists} lists${w.lists > 0 ? ` (${f(w.longestListMs / 1000)} s)` : ''}`;
 console.log(`## ${TITLE}: ${N} simulated nodes\n`);
 console.log(
   `Each simulated node runs the real daemon code (NodeImage and CRR informers, queues, status writer) against the real API server, spread over ${WORKERS} worker process(es), with a simulated runtime answering pulls after ${DELAY} ms; the real kruise-manager drives the jobs. In the same run a plain client writes ${N} NodeImage specs and ${N} statuses (merge patches, 64 in flight) as fast as the API server accepts them: the limit. All on this one machine with its API server${apiServerBuild !== undefined ? ` (${apiServerBuild})` : ''} and etcd.\n`,
@@ -477,7 +477,7 @@ if (JOBS > 1) {
 }
 console.log(`| the manager's NodeImage spec writes answered 409 Conflict / 5xx (a 504: the API server gave up on it) | one job: ${one.managerConflicts} / ${one.managerServerErrors}; ${JOBS} jobs: ${many.managerConflicts} / ${many.managerServerErrors} | |`);
 console.log(
-  `| the manager's NodeImage watch while the jobs ran (audit log; one job, ${JOBS} jobs): watch requests; longest time with none open (of it, the manager asking again); its lists (re-lists after a 410), the longest | ${watchFigures(one.managerWatch)}; ${watchFigures(many.managerWatch)} | |`,
+  `| the manager's NodeImage watch while the jobs ran (audit log; one job, ${JOBS} jobs): watch requests; longest time with none open (from a watch's end to the next request); its lists (re-lists after a 410), the longest | ${watchFigures(one.managerWatch)}; ${watchFigures(many.managerWatch)} | |`,
 );
 console.log(`| watches held open per daemon, after start-up / at most | ${f(watchesPerDaemon, 2)} / ${f(end.peakOpenWatches / N, 2)} | ≤ 2 |`);
 console.log(`| watches ended by the server at their timeout / early / failed (all daemons, whole run); of them short ones asked for a bookmark's newer version | ${end.watchEnds.timeout} / ${end.watchEnds.early} / ${end.watchEnds.error}; ${end.refreshWatches} | |`);
