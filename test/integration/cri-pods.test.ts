@@ -5,7 +5,7 @@ import { EventRecorder } from '../../kube/events.js';
 import { componentLogger } from '../../kube/log.js';
 import { testEnv } from '../helpers/env.js';
 import { hostNetworkSandbox, removeSandbox, runContainer } from '../helpers/cri.js';
-import { restClient } from '../helpers/kube.js';
+import { eventually, restClient } from '../helpers/kube.js';
 
 const env = testEnv();
 const cri = new CriClient(env.criSocket);
@@ -21,16 +21,6 @@ afterAll(async () => {
   if (sandboxId) await removeSandbox(cri, sandboxId);
   cri.close();
 });
-
-async function untilPid1Is(id: string, comm: string): Promise<void> {
-  let seen = '';
-  for (const end = Date.now() + 10_000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
-    const res = await cri.runtime('ExecSync', { container_id: id, cmd: ['/bin/cat', '/proc/1/comm'], timeout: '5' });
-    seen = Buffer.from(res.stdout).toString().trim();
-    if (seen === comm) return;
-  }
-  throw new Error(`container ${id}: pid 1 is still ${JSON.stringify(seen)}, not ${comm}, after 10 s`);
-}
 
 describe('CRI runtime service with a host-network pod on real containerd', () => {
   it('lists the sandbox by label', async () => {
@@ -74,7 +64,10 @@ describe('CRI runtime service with a host-network pod on real containerd', () =>
     // runc reports a container started just before its init process execs the command. A TERM in
     // that window reaches runc's init, a Go program, which as the namespace's pid 1 cannot die of a
     // re-raised signal and exits 2 (Go's runtime, dieFromSignal): the exit 2 seen once in CI.
-    await untilPid1Is(id, 'sleep');
+    await eventually(async () => {
+      const res = await cri.runtime('ExecSync', { container_id: id, cmd: ['/bin/cat', '/proc/1/comm'], timeout: '5' });
+      expect(Buffer.from(res.stdout).toString().trim()).toBe('sleep');
+    }, 10_000, 50);
     const t0 = Date.now();
     await cri.stopContainer(id, 2);
     const took = Date.now() - t0;
