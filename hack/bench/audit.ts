@@ -86,44 +86,37 @@ export function managerWritesInFlight(entries: readonly AuditEntry[], names: Rea
 
 /**
  * The manager's watches of `resource` among `entries`: how many it started, and the longest time it
- * had none open, from a watch's end to the API server receiving the next one. kube-apiserver 1.20
- * logs a watch's ResponseStarted only as the watch ends, beside its ResponseComplete, so the time a
- * watch started is when its request was received. Also its lists of `resource` and the longest one:
- * past start-up its informer lists only after a 410, and a list of every NodeImage at 5,000 nodes
- * can fill a gap.
+ * had none open, from a watch's end to the API server receiving the next one. A watch is the span
+ * from its request received to its ResponseComplete: kube-apiserver 1.20 logs ResponseStarted only
+ * as a watch ends, so on it a watch still open when the slice ends, and the gap before it, show only
+ * once it has ended; a server that logs ResponseStarted at the start shows such a watch open to the
+ * slice's end. Also its lists of `resource` and the longest one: past start-up its informer lists
+ * only after a 410, and a list of every NodeImage at 5,000 nodes can fill a gap.
  */
 export function managerWatchGaps(
   entries: readonly AuditEntry[],
   resource: string,
 ): { requests: number; longestGapMs: number; lists: number; longestListMs: number } {
-  const open = new Set<string>();
-  const seen = new Set<string>();
-  let requests = 0;
-  let closedAt: number | undefined;
-  let longestGapMs = 0;
+  const watches = new Map<string, [number, number]>();
   let lists = 0;
   let longestListMs = 0;
   for (const e of entries) {
     if (e.objectRef?.resource !== resource || !e.user?.username?.endsWith(':kruise-ts-manager')) continue;
-    const at = Date.parse(e.stageTimestamp ?? '');
-    if (e.verb === 'list' && e.stage === 'ResponseComplete') {
+    const received = Date.parse(e.requestReceivedTimestamp ?? e.stageTimestamp ?? '');
+    const end = e.stage === 'ResponseComplete' ? Date.parse(e.stageTimestamp ?? '') : Infinity;
+    if (e.verb === 'list' && end !== Infinity) {
       lists++;
-      longestListMs = Math.max(longestListMs, at - Date.parse(e.requestReceivedTimestamp ?? e.stageTimestamp ?? ''));
-    }
-    if (e.verb !== 'watch') continue;
-    const id = e.auditID ?? '';
-    if (e.stage === 'ResponseStarted') {
-      requests++;
-      seen.add(id);
-      open.add(id);
-      if (closedAt !== undefined) longestGapMs = Math.max(longestGapMs, Date.parse(e.requestReceivedTimestamp ?? e.stageTimestamp ?? '') - closedAt);
-      closedAt = undefined;
-    } else if (e.stage === 'ResponseComplete') {
-      // A watch started before `from` ends here too; one refused at once never started.
-      if (!seen.has(id)) requests++;
-      open.delete(id);
-      if (open.size === 0) closedAt ??= at;
+      longestListMs = Math.max(longestListMs, end - received);
+    } else if (e.verb === 'watch' && (end !== Infinity || !watches.has(e.auditID ?? ''))) {
+      watches.set(e.auditID ?? '', [received, end]);
     }
   }
-  return { requests, longestGapMs, lists, longestListMs };
+  const spans = [...watches.values()].sort((a, b) => a[0] - b[0]);
+  let openUntil = spans[0]?.[1] ?? 0;
+  let longestGapMs = 0;
+  for (const [from, to] of spans) {
+    longestGapMs = Math.max(longestGapMs, from - openUntil);
+    openUntil = Math.max(openUntil, to);
+  }
+  return { requests: watches.size, longestGapMs, lists, longestListMs };
 }

@@ -45,18 +45,29 @@ describe('managerWatchGaps', () => {
       entry({ id: 'w0', stage: 'ResponseComplete', verb: 'watch', at: '01.000' }),
       entry({ id: 'w1', stage: 'ResponseStarted', verb: 'watch', at: '03.000' }),
       entry({ id: 'd1', stage: 'ResponseStarted', verb: 'watch', at: '04.000', user: DAEMON }),
-      entry({ id: 'w1', stage: 'ResponseComplete', verb: 'watch', at: '05.000' }),
+      entry({ id: 'w1', stage: 'ResponseComplete', verb: 'watch', at: '05.000', received: '03.000' }),
       entry({ id: 'd1', stage: 'ResponseComplete', verb: 'watch', at: '06.000', user: DAEMON }),
-      // Asked again 1.5 s after the end; kube-apiserver 1.20 logs ResponseStarted as a watch ends.
-      entry({ id: 'w2', stage: 'ResponseStarted', verb: 'watch', at: '12.500', received: '06.500' }),
+      // Asked again 1.5 s after the end, and still open: a server that logs ResponseStarted at the start.
+      entry({ id: 'w2', stage: 'ResponseStarted', verb: 'watch', at: '06.600', received: '06.500' }),
     ]);
     expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'nodeimages')).toEqual({ requests: 3, longestGapMs: 2000, lists: 0, longestListMs: 0 });
+  });
+
+  it('reads a watch from its end alone, as kube-apiserver 1.20 logs both stages then', () => {
+    const log = logOf([
+      entry({ id: 'w1', stage: 'ResponseStarted', verb: 'watch', at: '05.000', received: '03.000' }),
+      entry({ id: 'w1', stage: 'ResponseComplete', verb: 'watch', at: '05.000', received: '03.000' }),
+      // Asked again 7 s after w1's end; its entries came when it ended, 8 s later.
+      entry({ id: 'w2', stage: 'ResponseComplete', verb: 'watch', at: '20.000', received: '12.000' }),
+      entry({ id: 'w2', stage: 'ResponseStarted', verb: 'watch', at: '20.000', received: '12.000' }),
+    ]);
+    expect(managerWatchGaps(auditEntries(log, 0, '"nodeimages"'), 'nodeimages')).toEqual({ requests: 2, longestGapMs: 7000, lists: 0, longestListMs: 0 });
   });
 
   it("counts the manager's lists between watches and the longest, not a daemon's", () => {
     const log = logOf([
       entry({ id: 'w1', stage: 'ResponseStarted', verb: 'watch', at: '01.000' }),
-      entry({ id: 'w1', stage: 'ResponseComplete', verb: 'watch', at: '02.000' }),
+      entry({ id: 'w1', stage: 'ResponseComplete', verb: 'watch', at: '02.000', received: '01.000' }),
       // A re-list after a 410: 20 s of the 21 s gap.
       entry({ id: 'l1', stage: 'ResponseComplete', verb: 'list', at: '22.500', received: '02.500' }),
       entry({ id: 'l2', stage: 'ResponseComplete', verb: 'list', at: '23.000', received: '01.000', user: DAEMON }),
