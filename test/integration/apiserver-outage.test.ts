@@ -10,6 +10,7 @@ import { Resource } from '../../kube/resource.js';
 import { apiServerOutage, controllerManagerCaughtUp } from '../helpers/apiserver.js';
 import { nodeImages, tagStatus } from '../helpers/daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, kruise, restClient } from '../helpers/kube.js';
+import { logEntries } from '../helpers/logs.js';
 import { installation, scrape, sum } from '../helpers/manager.js';
 import { ThrottleProxy } from '../helpers/throttle.js';
 
@@ -74,13 +75,11 @@ describe('an API server outage', () => {
     // Where the daemons' time went (once in CI their results came 10.1 s after the return, where
     // runs here take 0.1–1 s): their log lines since the outage, timed from the return.
     const daemonLines = inst.daemons.flatMap((d) =>
-      readFileSync(d.log, 'utf8')
-        .split('\n')
-        .flatMap((line) => {
-          if (!line.startsWith('{')) return [];
-          const e = JSON.parse(line) as { timestamp?: string; message?: string; level?: string; error?: string };
-          const at = Date.parse(e.timestamp ?? '');
-          return at >= stoppedAt && e.level !== 'debug' ? [`${d.node} ${((at - backAt) / 1000).toFixed(1)} s ${e.message ?? ''}${e.error ? `: ${e.error}` : ''}`] : [];
+      logEntries(readFileSync(d.log, 'utf8'))
+        .flatMap((e) => {
+          const at = Date.parse(String(e['timestamp']));
+          const error = e['error'] === undefined ? '' : `: ${String(e['error'])}`;
+          return at >= stoppedAt && e['level'] !== 'debug' ? [`${d.node} ${((at - backAt) / 1000).toFixed(1)} s ${String(e['message'])}${error}`] : [];
         })
         .slice(-40),
     );

@@ -6,6 +6,7 @@ import type { ImageTagSpec } from '../../api/types/nodeimage.js';
 import { CriClient } from '../../daemon/cri/client.js';
 import { nodeImages, privateContainerd, spawnDaemon, tagStatus } from '../helpers/daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient } from '../helpers/kube.js';
+import { logEntries } from '../helpers/logs.js';
 import { scrape, sum } from '../helpers/manager.js';
 import { ThrottleProxy } from '../helpers/throttle.js';
 
@@ -160,7 +161,7 @@ describe('kruise-daemon as a process', () => {
       const c = spawnDaemon(`${ns}-hostroot`, env.kubeconfig, undefined, ['--host-root', hostRoot, '--secret-namespace', ns]);
       children.push(c);
       await port(c);
-      const lines = c.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const lines = logEntries(c.output());
       expect(lines.find((l) => l['message'] === 'container runtime found')).toMatchObject({ endpoint: `unix://${containerdAt}` });
       expect(lines.find((l) => l['level'] === 'warn' && String(l['message']).startsWith('more than one container runtime'))).toMatchObject({
         alsoFound: [expect.stringContaining(`unix://${crioAt} (containerd `)],

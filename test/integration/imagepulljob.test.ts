@@ -11,6 +11,7 @@ import { auditEntries, auditSize, managerSpecWrites } from '../../hack/bench/aud
 import { nodeImages } from '../helpers/daemon.js';
 import { createFakeNode, createFakeNodeImage, FakeDaemon } from '../helpers/fake-daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, kruise } from '../helpers/kube.js';
+import { logEntries } from '../helpers/logs.js';
 import { installation, scrape, sum, writes } from '../helpers/manager.js';
 import { RefusingWebhook } from '../helpers/refusing-webhook.js';
 
@@ -257,12 +258,10 @@ describe('ImagePullJob on the real API server with the shared manager', () => {
       // writes, reported by the reconcile after it. Smaller rounds (the refused nodes tried again)
       // report their own failures at once.
       const failedRound = await eventually(() => {
-        const rounds = readFileSync(installation().manager.log, 'utf8')
-          .split('\n')
-          .filter((l) => l.includes('"message":"reconcile failed, will retry"') && l.includes(`"key":"${ns}/tail"`))
-          .map((l) => JSON.parse(l) as { error?: string; cause?: string })
-          .filter((l) => l.cause?.includes(`refused by ${ns}-refuse`))
-          .map((l) => /^(\d+) of (\d+) NodeImage writes failed$/.exec(l.error ?? ''))
+        const rounds = logEntries(readFileSync(installation().manager.log, 'utf8'))
+          .filter((l) => l['message'] === 'reconcile failed, will retry' && l['key'] === `${ns}/tail`)
+          .filter((l) => String(l['cause']).includes(`refused by ${ns}-refuse`))
+          .map((l) => /^(\d+) of (\d+) NodeImage writes failed$/.exec(String(l['error'])))
           .filter((m) => m !== null && Number(m[2]) > 128);
         expect(rounds.length).toBeGreaterThan(0);
         return rounds[0];
