@@ -34,6 +34,12 @@ run_line() {
 alone=
 runs manager && runs relist && runs simulation || alone=", BENCH_SCALE_STEPS=${BENCH_SCALE_STEPS}"
 section=$(mktemp)
+# The section a step just wrote to $section takes the place of the one of its heading in
+# BENCHMARKS.md (the heading names the step and, for the simulation, its size), and is shown.
+write_section() {
+  replace_section BENCHMARKS.md "$(head -n 1 "$section")" "$section"
+  cat "$section"
+}
 # First, on the empty cluster: it runs a manager of its own and removes its thousands of objects
 # before the simulation creates its own.
 if runs manager; then
@@ -42,8 +48,7 @@ if runs manager; then
     node dist/hack/bench/manager-scale.js "$envjson"
     run_line "$began" " (npm run bench:scale$alone)."
   } > "$section"
-  replace_section BENCHMARKS.md "$(head -n 1 "$section")" "$section"
-  cat "$section"
+  write_section
 fi
 # 2,000 NodeImages of 50 tags, where both ways of reading fit the manager's heap, and 5,000, the
 # simulation's size, where it ran out reading whole.
@@ -54,8 +59,7 @@ if runs relist; then
       BENCH_RELIST_NODES=$n node dist/hack/bench/relist-memory.js "$envjson"
       run_line "$began" " (npm run bench:scale$alone)."
     } > "$section"
-    replace_section BENCHMARKS.md "$(head -n 1 "$section")" "$section"
-    cat "$section"
+    write_section
   done
 fi
 if runs simulation; then
@@ -70,9 +74,7 @@ if runs simulation; then
       SIM_REST_SECONDS=$(( ${SIM_REST_MINUTES:-30} * 60 )) node dist/test/sim/scale.js "$envjson"
     run_line "$began" "$alone; kube-controller-manager ran without node lifecycle (the simulated Nodes send no heartbeats)."
   } > "$section"
-  # The section's own heading (it names the size) is the one it replaces.
-  replace_section BENCHMARKS.md "$(head -n 1 "$section")" "$section"
-  cat "$section"
+  write_section
 fi
 rm -f "$section"
 log "wrote the sections of BENCHMARKS.md of the steps:$steps"
