@@ -52,6 +52,16 @@ export class ApiError extends Error {
   get notFound(): boolean {
     return this.status === 404;
   }
+  /**
+   * The object named is absent: a 404 whose Status says NotFound. A bare 404 ("404 page not
+   * found") is a path the server does not serve, or not yet: a restarting kube-apiserver answers so
+   * for custom resources until it has read their CRDs (apiextensions-apiserver's
+   * customresource_handler.go hands them to its not-found delegate), and deciding from that that a
+   * NodeImage or a job is gone would drop what it holds.
+   */
+  get objectNotFound(): boolean {
+    return this.status === 404 && this.reason === 'NotFound';
+  }
   get conflict(): boolean {
     return this.status === 409 && this.reason !== 'AlreadyExists';
   }

@@ -21,7 +21,8 @@ export interface UpdateOptions<T> {
  * Read-modify-write with optimistic concurrency: `mutate` gets a private copy and returns the object
  * to write, or undefined when nothing needs to change. A 409 Conflict re-reads and re-applies, like
  * client-go's RetryOnConflict; so does a guarded patch (`asPatch`) whose tests no longer hold.
- * Returns what the server holds afterwards (undefined if it is gone).
+ * Returns what the server holds afterwards: undefined if the object is gone, as its Status says (a
+ * bare 404 throws: ApiError.objectNotFound).
  */
 export async function updateWithRetry<T extends KubeObject>(
   res: Resource<T>,
@@ -41,7 +42,7 @@ export async function updateWithRetry<T extends KubeObject>(
       try {
         current = await res.get(namespace, name);
       } catch (err) {
-        if (err instanceof ApiError && err.notFound) return undefined;
+        if (err instanceof ApiError && err.objectNotFound) return undefined;
         throw err;
       }
     }
@@ -68,13 +69,13 @@ export async function updateWithRetry<T extends KubeObject>(
   }
 }
 
-/** Deletes, treating "already gone" as success. */
+/** Deletes, treating "already gone" (ApiError.objectNotFound) as success. */
 export async function deleteIfExists<T extends KubeObject>(res: Resource<T>, namespace: string | undefined, name: string, uid?: string): Promise<boolean> {
   try {
     await res.delete(namespace, name, uid ? { uid } : {});
     return true;
   } catch (err) {
-    if (err instanceof ApiError && (err.notFound || (err.status === 409 && uid !== undefined))) return false;
+    if (err instanceof ApiError && (err.objectNotFound || (err.status === 409 && uid !== undefined))) return false;
     throw err;
   }
 }

@@ -261,7 +261,7 @@ export class CrrExecutor {
       this.written.set(key, stored);
       return stored;
     } catch (err) {
-      if (!(err instanceof ApiError) || !(err.conflict || err.notFound)) throw new Error(`cannot write the status of ${key}`, { cause: err });
+      if (!(err instanceof ApiError) || !(err.conflict || err.objectNotFound)) throw new Error(`cannot write the status of ${key}`, { cause: err });
       if (err.conflict) {
         const fresh = await this.deps.crrs.get(crr.metadata?.namespace, crr.metadata?.name ?? '').catch(() => undefined);
         if (fresh !== undefined) this.written.set(key, fresh);

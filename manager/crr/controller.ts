@@ -154,7 +154,7 @@ export class CrrController extends QueueController {
     try {
       return await write;
     } catch (err) {
-      if (err instanceof ApiError && err.notFound) return undefined;
+      if (err instanceof ApiError && err.objectNotFound) return undefined;
       throw err;
     }
   }

@@ -95,7 +95,7 @@ class ImageListPullJobController {
         await this.api.updateStatus({ ...list, status });
       } catch (err) {
         // Changed since it was read: the event of that change runs this again.
-        if (!(err instanceof ApiError && (err.conflict || err.notFound))) throw err;
+        if (!(err instanceof ApiError && (err.conflict || err.objectNotFound))) throw err;
       }
       if (status.completionTime) log.info('list job completed', { desired: status.desired, succeeded: status.succeeded });
     }

@@ -324,7 +324,7 @@ class ImagePullJobController {
         this.statusWrites.expect(key, 'status', written.metadata?.resourceVersion, undefined);
       } catch (err) {
         // Someone else changed the job since it was read: its event runs this reconcile again.
-        if (err instanceof ApiError && (err.conflict || err.notFound)) return;
+        if (err instanceof ApiError && (err.conflict || err.objectNotFound)) return;
         throw err;
       }
       if (plan.deadlineExceeded) {
@@ -396,7 +396,7 @@ class ImagePullJobController {
           else if (kind === 'dispatch') unwritten++;
         } catch (err) {
           // The NodeImage went with its Node: the next reconcile no longer selects it.
-          if (err instanceof ApiError && err.notFound) return;
+          if (err instanceof ApiError && err.objectNotFound) return;
           errors.push(err);
           log.warn('cannot write NodeImage', { nodeImage: node, kind, ...errorFields(err) });
         } finally {

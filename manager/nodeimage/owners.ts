@@ -60,7 +60,7 @@ export class OwnerLookup {
       const job = await this.api.get(ref.namespace, ref.name);
       if (job.metadata?.uid === uid && !isDeleting(job)) return liveState(job);
     } catch (err) {
-      if (!(err instanceof ApiError && err.notFound)) return 'alive';
+      if (!(err instanceof ApiError && err.objectNotFound)) return 'alive';
     }
     this.markGone(uid);
     return 'gone';

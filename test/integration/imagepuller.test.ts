@@ -8,7 +8,7 @@ import { core, Resource } from '../../kube/resource.js';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { RestClient } from '../../kube/rest.js';
 import { updateWithRetry } from '../../kube/write.js';
-import type { FaultProxy } from '../proxy/fault-proxy.js';
+import type { FaultHandle, FaultProxy } from '../proxy/fault-proxy.js';
 import { registryDigest } from '../helpers/env.js';
 import { nodeImages, privateContainerd, startDaemon, tagStatus, type InProcessDaemon } from '../helpers/daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, startProxy, kruise } from '../helpers/kube.js';
@@ -527,6 +527,35 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
       proxy.acceptConnections();
     }
     expect(await final(name, big, '1.0', 60_000)).toMatchObject({ phase: 'Succeeded' });
+  });
+
+  it("writes a result whose write met a conflict and then a bare 404 (a restarting server's answer for custom resources), once the server serves it again", async () => {
+    const name = node('bare404');
+    daemon(name, {}, true);
+    // Through the paused registry proxy: the pull waits until the faults are in place, so they
+    // meet the write of its result.
+    const ref = `${slow.address}/many-043`;
+    await removeImage(`${ref}:1.0`);
+    slow.pause();
+    const faults: FaultHandle[] = [];
+    try {
+      await createNodeImage(name, { [ref]: { tags: [tag('1.0')] } });
+      await eventually(async () => expect(tagStatus(await nis.get(undefined, name), ref, '1.0')?.phase).toBe('Pulling'), 20_000, 50);
+      const status = new RegExp(`/nodeimages/${name}/status$`);
+      const object = new RegExp(`/nodeimages/${name}$`);
+      faults.push(proxy.failNext({ status: 409, times: Infinity, match: { method: 'PUT', path: status } }));
+      faults.push(proxy.failNext({ status: 404, times: Infinity, body: '404 page not found', match: { method: 'GET', watch: false, path: object } }));
+      const reReads = proxy.count({ method: 'GET', pathRegex: object, status: 404 });
+      slow.resume();
+      await eventually(async () => expect((await cri.image('ImageStatus', { image: { image: `${ref}:1.0` } })).image).not.toBeNull(), 30_000, 100);
+      // The result's write: 409, then the re-read's bare 404.
+      await eventually(() => expect(proxy.count({ method: 'GET', pathRegex: object, status: 404 })).toBeGreaterThan(reReads), 10_000, 50);
+      expect(tagStatus(await nis.get(undefined, name), ref, '1.0')?.phase).toBe('Pulling');
+    } finally {
+      slow.resume();
+      for (const f of faults) f.clear();
+    }
+    expect(await final(name, ref, '1.0', 30_000)).toMatchObject({ phase: 'Succeeded' });
   });
 
   it('joins identical pulls in flight into one runtime call', async () => {

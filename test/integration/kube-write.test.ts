@@ -80,6 +80,19 @@ describe('write helpers on the real API server', () => {
     expect(await updateWithRetry(cms, ns, 'absent', (c) => c)).toBeUndefined();
   });
 
+  it("a bare 404, the server's answer for a path it does not serve (yet), is not a missing object: the helpers fail rather than report it gone", async () => {
+    // A restarting kube-apiserver answers so for custom resources until it has read their CRDs; an
+    // unserved plural of the group gets the same answer from this one at any time.
+    const unserved = new Resource<KubeObject>(rest, { group: 'apps.kruise.io', version: 'v1beta1', plural: 'kruisetsunserved', kind: 'KruiseTsUnserved', namespaced: false });
+    const bare = await unserved.get(undefined, 'x').catch((e: unknown) => e);
+    expect(bare).toBeInstanceOf(ApiError);
+    expect({ notFound: (bare as ApiError).notFound, objectNotFound: (bare as ApiError).objectNotFound }).toEqual({ notFound: true, objectNotFound: false });
+    await expect(updateWithRetry(unserved, undefined, 'x', (c) => c)).rejects.toMatchObject({ status: 404, objectNotFound: false });
+    await expect(deleteIfExists(unserved, undefined, 'x')).rejects.toMatchObject({ status: 404, objectNotFound: false });
+    const missing = await cms.get(ns, 'absent').catch((e: unknown) => e);
+    expect((missing as ApiError).objectNotFound).toBe(true);
+  });
+
   it('create/delete helpers treat AlreadyExists and NotFound as done, and merge patches apply', async () => {
     expect(await createIfMissing(cms, { metadata: { name: 'once', namespace: ns } })).toBe(true);
     expect(await createIfMissing(cms, { metadata: { name: 'once', namespace: ns } })).toBe(false);
