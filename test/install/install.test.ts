@@ -179,6 +179,10 @@ describe('kruise-ts installed with kubectl apply -k, as pods on real kubelets', 
     const sentMiB = (slow.sent - sentBefore) / 1048576;
     console.log(`DaemonSet roll over ${nodeNames.length} nodes: ${rollSeconds.toFixed(1)} s; the registry sent ${sentMiB.toFixed(1)} MiB for two 50 MiB pulls`);
     expect(slow.sent - sentBefore).toBeLessThan(2 * BIG * 1.5);
+    // The pod has served; it goes now on a short grace. Deleted with the namespace at the uninstall,
+    // its 90 s grace would hold that case's wait: this kubelet (1.20) keeps a deleted pod until its
+    // grace period ends, even once its container has stopped (seen: 45 s preStop, gone at 90 s).
+    await pods.delete(ns, 'app', { gracePeriodSeconds: 1 });
   }, 600_000);
 
   it('deleting the leader pod mid-job: the other replica takes over within the lease duration and the job completes with correct counts', async () => {
