@@ -5,7 +5,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { EXPIRED_WATCH_EVENT, FaultProxy } from '../proxy/fault-proxy.js';
+import { BARE_NOT_FOUND, EXPIRED_WATCH_EVENT, FaultProxy } from '../proxy/fault-proxy.js';
 import { testEnv } from '../helpers/env.js';
 import type { TestEnv } from '../helpers/env.js';
 
@@ -98,26 +98,37 @@ async function openWatch(kc: KubeConfig, path: string): Promise<RawWatch> {
   };
 }
 
+interface RawAnswer {
+  status: number | undefined;
+  contentType: string | undefined;
+  body: string;
+}
+
+/** A GET as kubeconfig `kc` sends it, answered as it came: status, content type and body text. */
+async function rawGet(kc: KubeConfig, path: string): Promise<RawAnswer> {
+  const opts: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  const server = new URL(kc.getCurrentCluster()?.server ?? '');
+  return new Promise<RawAnswer>((resolve, reject) => {
+    const req = https.request({ ...opts, hostname: server.hostname, port: server.port, path }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode, contentType: res.headers['content-type'], body: body.trim() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /**
  * Namespaced podtemplates watches open on the apiserver itself, from its own gauge. Nothing else in this
  * environment watches podtemplates per namespace, so the count shows whether the proxy released its
  * upstream side.
  */
 async function upstreamPodTemplateWatches(kc: KubeConfig): Promise<number> {
-  const opts: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(opts);
-  const server = new URL(kc.getCurrentCluster()?.server ?? '');
-  const text = await new Promise<string>((resolve, reject) => {
-    const req = https.request({ ...opts, hostname: server.hostname, port: server.port, path: '/metrics' }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve(body));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  const text = (await rawGet(kc, '/metrics')).body;
   const line = text
     .split('\n')
     .find((l) => l.startsWith('apiserver_longrunning_gauge{') && l.includes('resource="podtemplates"') && l.includes('scope="namespace"') && l.includes('verb="WATCH"'));
@@ -276,6 +287,14 @@ describe('FaultProxy against the real apiserver', () => {
     const never = await settle(directCore.readNamespacedConfigMap({ namespace, name: 'never' }));
     expect((never.error as ApiException<unknown>).code).toBe(404);
     expect(proxy.count({ status: 500 })).toBe(2);
+  });
+
+  it("answers BARE_NOT_FOUND as the real apiserver answers a path it does not serve: no Status, plain text", async () => {
+    const unserved = '/apis/apps.kruise.io/v1beta1/nodeimagesnotserved';
+    const real = await rawGet(direct, unserved);
+    expect(real).toEqual({ status: 404, contentType: expect.stringMatching(/^text\/plain/), body: BARE_NOT_FOUND.body });
+    proxy.failNext({ ...BARE_NOT_FOUND, match: { path: /\/nodes\/absent$/ } });
+    expect(await rawGet(kc, '/api/v1/nodes/absent')).toEqual(real);
   });
 
   it('expires the next watch with the 410 ERROR event a real apiserver sends, then ends the stream', async () => {

@@ -8,7 +8,7 @@ import { core, Resource } from '../../kube/resource.js';
 import { loadClusterAccess } from '../../kube/kubeconfig.js';
 import { RestClient } from '../../kube/rest.js';
 import { updateWithRetry } from '../../kube/write.js';
-import type { FaultHandle, FaultProxy } from '../proxy/fault-proxy.js';
+import { BARE_NOT_FOUND, type FaultHandle, type FaultProxy } from '../proxy/fault-proxy.js';
 import { registryDigest } from '../helpers/env.js';
 import { nodeImages, privateContainerd, startDaemon, tagStatus, type InProcessDaemon } from '../helpers/daemon.js';
 import { clusterEnv, createNamespace, deleteNamespace, eventually, restClient, startProxy, kruise } from '../helpers/kube.js';
@@ -544,7 +544,7 @@ describe('image puller (real daemon code, real containerd, real API server)', ()
       const status = new RegExp(`/nodeimages/${name}/status$`);
       const object = new RegExp(`/nodeimages/${name}$`);
       faults.push(proxy.failNext({ status: 409, times: Infinity, match: { method: 'PUT', path: status } }));
-      faults.push(proxy.failNext({ status: 404, times: Infinity, body: '404 page not found', match: { method: 'GET', watch: false, path: object } }));
+      faults.push(proxy.failNext({ ...BARE_NOT_FOUND, times: Infinity, match: { method: 'GET', watch: false, path: object } }));
       const reReads = proxy.count({ method: 'GET', pathRegex: object, status: 404 });
       slow.resume();
       await eventually(async () => expect((await cri.image('ImageStatus', { image: { image: `${ref}:1.0` } })).image).not.toBeNull(), 30_000, 100);

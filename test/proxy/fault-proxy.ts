@@ -42,7 +42,7 @@ export interface FailOptions {
   /** Defaults to the reason the apiserver uses for that code. */
   reason?: string;
   message?: string;
-  /** Replaces the generated Status body (objects are sent as JSON). */
+  /** Replaces the generated Status body (objects are sent as JSON, strings as plain text). */
   body?: string | Record<string, unknown>;
 }
 
@@ -120,6 +120,12 @@ const REASONS: Record<number, string> = {
   503: 'ServiceUnavailable',
   504: 'Timeout',
 };
+
+/**
+ * What kube-apiserver answers for a path no handler serves (Go's http.NotFound): a starting server
+ * answers so for custom resources until it has read their CRDs. No Status, so no reason NotFound.
+ */
+export const BARE_NOT_FOUND = { status: 404, body: '404 page not found' } as const;
 
 /** The event a real apiserver sends when a watch's resourceVersion has been compacted away. */
 export const EXPIRED_WATCH_EVENT = {
@@ -501,7 +507,8 @@ export class FaultProxy {
         code: opts.status,
       });
     }
-    const headers: OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-cache, private' };
+    const contentType = typeof opts.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
+    const headers: OutgoingHttpHeaders = { 'content-type': contentType, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-cache, private' };
     if (opts.retryAfterSeconds !== undefined) headers['retry-after'] = String(opts.retryAfterSeconds);
     this.setStatus(entry, opts.status);
     res.writeHead(opts.status, headers);
