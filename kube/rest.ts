@@ -1,5 +1,5 @@
 import https from 'node:https';
-import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import { createInterface } from 'node:readline';
 import { ListSplitter } from './list-splitter.js';
 import type { ListMeta } from '../api/types/common.js';
@@ -361,10 +361,12 @@ export class RestClient {
     try {
       body = JSON.parse(text) as StatusBody;
     } catch {
-      body = { message: text.slice(0, 500) };
+      body = { message: text.trim().slice(0, 500) };
     }
     const ra = retryAfter !== undefined ? Number(retryAfter) : body.details?.retryAfterSeconds;
-    return new ApiError(status, body.reason ?? String(status), body.message ?? '', verb, path, Number.isFinite(ra) ? ra : undefined);
+    // A body that is no Status (a bare "404 page not found") has no reason: the HTTP one stands in
+    // ("Not Found", never Kubernetes' "NotFound", so objectNotFound stays false for it).
+    return new ApiError(status, body.reason ?? STATUS_CODES[status] ?? 'Unknown', body.message ?? '', verb, path, Number.isFinite(ra) ? ra : undefined);
   }
 
   /**

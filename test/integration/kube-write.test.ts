@@ -87,6 +87,8 @@ describe('write helpers on the real API server', () => {
     const bare = await unserved.get(undefined, 'x').catch((e: unknown) => e);
     expect(bare).toBeInstanceOf(ApiError);
     expect({ notFound: (bare as ApiError).notFound, objectNotFound: (bare as ApiError).objectNotFound }).toEqual({ notFound: true, objectNotFound: false });
+    // What a log line shows an operator: the HTTP reason, as no Status came.
+    expect((bare as ApiError).message).toBe('get /apis/apps.kruise.io/v1beta1/kruisetsunserved/x: HTTP 404 Not Found: 404 page not found');
     await expect(updateWithRetry(unserved, undefined, 'x', (c) => c)).rejects.toMatchObject({ status: 404, objectNotFound: false });
     await expect(deleteIfExists(unserved, undefined, 'x')).rejects.toMatchObject({ status: 404, objectNotFound: false });
     const missing = await cms.get(ns, 'absent').catch((e: unknown) => e);
