@@ -46,11 +46,16 @@ function within<T>(p: Promise<T>, ms = 5000, what = 'the watch to end'): Promise
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
-async function openWatch(kc: KubeConfig, path: string): Promise<RawWatch> {
+/** A request for `path` to the server `kc` names, with its credentials. */
+async function requestOptions(kc: KubeConfig, path: string): Promise<https.RequestOptions> {
   const server = new URL(kc.getCurrentCluster()?.server ?? '');
   const opts: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(opts);
-  const req = https.request({ ...opts, hostname: server.hostname, port: server.port, path, method: 'GET' });
+  return { ...opts, hostname: server.hostname, port: server.port, path, method: 'GET' };
+}
+
+async function openWatch(kc: KubeConfig, path: string): Promise<RawWatch> {
+  const req = https.request(await requestOptions(kc, path));
   req.on('error', () => undefined);
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
     req.once('response', resolve);
@@ -106,11 +111,9 @@ interface RawAnswer {
 
 /** A GET as kubeconfig `kc` sends it, answered as it came: status, content type and body text. */
 async function rawGet(kc: KubeConfig, path: string): Promise<RawAnswer> {
-  const opts: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(opts);
-  const server = new URL(kc.getCurrentCluster()?.server ?? '');
+  const opts = await requestOptions(kc, path);
   return new Promise<RawAnswer>((resolve, reject) => {
-    const req = https.request({ ...opts, hostname: server.hostname, port: server.port, path }, (res) => {
+    const req = https.request(opts, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
